@@ -1,0 +1,43 @@
+# rota — the two commands a newcomer needs are `make demo` and `make test`.
+# Every target installs what is missing first (hack/install-deps.sh), then builds.
+SHELL := /bin/bash
+BUILD_DIR ?= build
+export PATH := /usr/local/go/bin:$(PATH)
+
+.PHONY: all deps build test unit-test demo bench cluster-up cluster-down cluster-status clean
+
+all: build
+
+deps:
+	@hack/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD_DIR)
+
+# Every test (unit and integration) against a real local control plane it starts and stops.
+test: build
+	@BUILD_DIR=$(BUILD_DIR) hack/run-tests.sh
+
+# Unit tests only: no cluster.
+unit-test: build
+	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit
+
+demo: build
+	@hack/demo.sh
+
+bench: build
+	@bench/run.sh $(BUILD_DIR)
+
+# The last line printed is `export KUBECONFIG=...`: eval "$$(make -s cluster-up | tail -n 1)"
+cluster-up: deps
+	@hack/cluster.sh up
+
+cluster-down:
+	@hack/cluster.sh down
+
+cluster-status:
+	@hack/cluster.sh status
+
+clean:
+	rm -rf $(BUILD_DIR)

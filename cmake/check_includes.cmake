@@ -1,0 +1,17 @@
+# Fails when a source file of the pure engine (admission/) includes a header of an I/O, JSON,
+# YAML, TLS, Asio or logging library. Run as: cmake -DROOT=<repo> -P check_includes.cmake
+file(GLOB_RECURSE sources "${ROOT}/admission/*.h" "${ROOT}/admission/*.cc")
+set(violations "")
+foreach(src IN LISTS sources)
+  file(STRINGS "${src}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](curl|boost|openssl|spdlog|fmt|nlohmann|yaml-cpp|CLI)/")
+  foreach(line IN LISTS lines)
+    string(STRIP "${line}" line)
+    list(APPEND violations "${src}: ${line}")
+  endforeach()
+endforeach()
+if(violations)
+  list(JOIN violations "\n  " text)
+  message(FATAL_ERROR "admission/ must stay pure (standard library only), but:\n  ${text}")
+endif()
+list(LENGTH sources n)
+message(STATUS "layering: ${n} engine sources include no I/O, JSON or logging headers")

@@ -1,0 +1,304 @@
+#pragma once
+
+// JSON (de)serialisation of rota's typed API objects, driven by one field list per type.
+//
+// Each type lists its fields once, in a static template `Fields(Self& self, V& v)`:
+//
+//   template <class Self, class V> static void Fields(Self& s, V& v) {
+//     v.Required("name", s.name);
+//     v.Optional("borrowingLimit", s.borrowing_limit);
+//   }
+//
+// and keeps every JSON key it does not type in `Extra extra`, so an object read and written back
+// loses nothing (fields of newer Kueue versions, annotations rota ignores, managedFields, ...).
+//
+// Decoding errors name the field path and what was wrong; DecodeObject() puts the kind and name of
+// the object in front: `ClusterQueue "team-a": spec.resourceGroups[0].flavors[0].resources[0]
+// .nominalQuota: "4x" is not a valid quantity: unknown suffix "x"`.
+
+#include <concepts>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rota/admission/quantity.h"
+#include "rota/admission/status.h"
+
+namespace rota::api {
+
+using Json = nlohmann::json;
+// JSON keys a type does not model, kept as they came (an object, possibly empty).
+using Extra = Json;
+
+// Enums are mapped to and from their API strings by a specialisation of EnumNames<E> with
+// `static constexpr std::pair<E, std::string_view> kValues[]`.
+template <typename E>
+struct EnumNames;
+
+template <typename E>
+concept ApiEnum = std::is_enum_v<E> && requires { EnumNames<E>::kValues; };
+
+template <typename E>
+  requires ApiEnum<E>
+std::string_view EnumName(E value) {
+  for (const auto& [v, name] : EnumNames<E>::kValues) {
+    if (v == value) return name;
+  }
+  return "";
+}
+
+class Decoder;
+class Encoder;
+
+template <typename T>
+concept HasFields = requires(T& t, Decoder& d) { T::Fields(t, d); };
+
+namespace codec_internal {
+std::string TypeName(const Json& j);
+std::string Quote(std::string_view s);
+}  // namespace codec_internal
+
+// Reads one JSON value into T; the error message starts with `path`.
+template <typename T>
+Status DecodeValue(const Json& j, const std::string& path, T& out);
+
+// Writes T as JSON; `omit` tells whether an optional field with this value is left out.
+template <typename T>
+Json EncodeValue(const T& value);
+template <typename T>
+bool IsEmptyValue(const T& value);
+
+// Decodes the fields of one JSON object into a type with Fields().
+class Decoder {
+ public:
+  Decoder(const Json& object, std::string path) : object_(object), path_(std::move(path)) {}
+
+  template <typename T>
+  void Required(const char* key, T& out) {
+    Visit(key, out, /*required=*/true);
+  }
+  template <typename T>
+  void Optional(const char* key, T& out) {
+    Visit(key, out, /*required=*/false);
+  }
+
+  // Called after Fields(): returns the first error, and moves unknown keys into `extra`.
+  Status Finish(Extra& extra) {
+    extra = Json::object();
+    if (!status_.ok()) return status_;
+    for (const auto& [key, value] : object_.items()) {
+      bool is_known = false;
+      for (const char* k : known_) {
+        if (key == k) {
+          is_known = true;
+          break;
+        }
+      }
+      if (!is_known) extra[key] = value;
+    }
+    return status_;
+  }
+
+ private:
+  template <typename T>
+  void Visit(const char* key, T& out, bool required) {
+    known_.push_back(key);
+    if (!status_.ok()) return;
+    const std::string field = path_.empty() ? key : path_ + "." + key;
+    auto it = object_.find(key);
+    if (it == object_.end() || it->is_null()) {
+      if (required) status_ = InvalidArgument(field + ": is required");
+      return;
+    }
+    status_ = DecodeValue(*it, field, out);
+  }
+
+  const Json& object_;
+  std::string path_;
+  std::vector<const char*> known_;
+  Status status_;
+};
+
+// Encodes the fields of a type with Fields() into a JSON object that starts from its Extra.
+class Encoder {
+ public:
+  explicit Encoder(const Extra& extra) : out_(extra.is_object() ? extra : Json::object()) {}
+
+  // Required fields are always written; optional ones only when they hold something.
+  template <typename T>
+  void Required(const char* key, const T& value) {
+    out_[key] = EncodeValue(value);
+  }
+  template <typename T>
+  void Optional(const char* key, const T& value) {
+    if (IsEmptyValue(value)) {
+      out_.erase(key);
+    } else {
+      out_[key] = EncodeValue(value);
+    }
+  }
+
+  Json Take() && { return std::move(out_); }
+
+ private:
+  Json out_;
+};
+
+// ---- value codecs --------------------------------------------------------------------------
+
+template <typename T>
+struct IsOptional : std::false_type {};
+template <typename T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+template <typename T>
+struct IsVector : std::false_type {};
+template <typename T>
+struct IsVector<std::vector<T>> : std::true_type {};
+template <typename T>
+struct IsStringMap : std::false_type {};
+template <typename T>
+struct IsStringMap<std::map<std::string, T>> : std::true_type {};
+
+template <typename T>
+Status DecodeValue(const Json& j, const std::string& path, T& out) {
+  using codec_internal::Quote;
+  using codec_internal::TypeName;
+  if constexpr (std::is_same_v<T, Json>) {
+    out = j;
+    return Status::Ok();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!j.is_string()) return InvalidArgument(path + ": must be a string, not " + TypeName(j));
+    out = j.get<std::string>();
+    return Status::Ok();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!j.is_boolean()) return InvalidArgument(path + ": must be true or false, not " + TypeName(j));
+    out = j.get<bool>();
+    return Status::Ok();
+  } else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+    if (!j.is_number_integer()) {
+      return InvalidArgument(path + ": must be an integer, not " + TypeName(j));
+    }
+    if constexpr (std::is_same_v<T, int32_t>) {
+      if (j.is_number_unsigned() ? j.get<uint64_t>() > INT32_MAX
+                                 : (j.get<int64_t>() > INT32_MAX || j.get<int64_t>() < INT32_MIN)) {
+        return OutOfRange(path + ": " + j.dump() + " does not fit in a 32-bit integer");
+      }
+    } else if (j.is_number_unsigned() && j.get<uint64_t>() > INT64_MAX) {
+      return OutOfRange(path + ": " + j.dump() + " does not fit in a 64-bit integer");
+    }
+    out = static_cast<T>(j.get<int64_t>());
+    return Status::Ok();
+  } else if constexpr (std::is_same_v<T, Quantity>) {
+    std::string text;
+    if (j.is_string()) {
+      text = j.get<std::string>();
+    } else if (j.is_number()) {
+      text = j.dump();  // 8 -> "8", 0.5 -> "0.5", 1e3 -> "1000.0"
+    } else {
+      return InvalidArgument(path + ": must be a quantity such as 4, 500m or 80Gi, not " +
+                             TypeName(j));
+    }
+    Result<Quantity> q = Quantity::Parse(text);
+    if (!q.ok()) return q.status().WithContext(path);
+    out = *q;
+    return Status::Ok();
+  } else if constexpr (ApiEnum<T>) {
+    if (!j.is_string()) return InvalidArgument(path + ": must be a string, not " + TypeName(j));
+    const std::string s = j.get<std::string>();
+    std::string allowed;
+    for (const auto& [v, name] : EnumNames<T>::kValues) {
+      if (s == name) {
+        out = v;
+        return Status::Ok();
+      }
+      allowed += (allowed.empty() ? "" : ", ") + std::string(name);
+    }
+    return InvalidArgument(path + ": unsupported value " + Quote(s) + ": use one of " + allowed);
+  } else if constexpr (IsOptional<T>::value) {
+    typename T::value_type v{};
+    Status s = DecodeValue(j, path, v);
+    if (s.ok()) out = std::move(v);
+    return s;
+  } else if constexpr (IsVector<T>::value) {
+    if (!j.is_array()) return InvalidArgument(path + ": must be a list, not " + TypeName(j));
+    out.clear();
+    out.reserve(j.size());
+    for (size_t i = 0; i < j.size(); ++i) {
+      typename T::value_type v{};
+      Status s = DecodeValue(j[i], path + "[" + std::to_string(i) + "]", v);
+      if (!s.ok()) return s;
+      out.push_back(std::move(v));
+    }
+    return Status::Ok();
+  } else if constexpr (IsStringMap<T>::value) {
+    if (!j.is_object()) return InvalidArgument(path + ": must be a map, not " + TypeName(j));
+    out.clear();
+    for (const auto& [key, value] : j.items()) {
+      typename T::mapped_type v{};
+      Status s = DecodeValue(value, path + "[" + Quote(key) + "]", v);
+      if (!s.ok()) return s;
+      out.emplace(key, std::move(v));
+    }
+    return Status::Ok();
+  } else if constexpr (HasFields<T>) {
+    if (!j.is_object()) return InvalidArgument(path + ": must be an object, not " + TypeName(j));
+    Decoder d(j, path);
+    T::Fields(out, d);
+    return d.Finish(out.extra);
+  } else {
+    static_assert(sizeof(T) == 0, "no JSON codec for this type");
+  }
+}
+
+template <typename T>
+Json EncodeValue(const T& value) {
+  if constexpr (std::is_same_v<T, Json>) {
+    return value;
+  } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> ||
+                       std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+    return Json(value);
+  } else if constexpr (std::is_same_v<T, Quantity>) {
+    return Json(value.ToString());
+  } else if constexpr (ApiEnum<T>) {
+    return Json(std::string(EnumName(value)));
+  } else if constexpr (IsOptional<T>::value) {
+    return value ? EncodeValue(*value) : Json(nullptr);
+  } else if constexpr (IsVector<T>::value) {
+    Json out = Json::array();
+    for (const auto& v : value) out.push_back(EncodeValue(v));
+    return out;
+  } else if constexpr (IsStringMap<T>::value) {
+    Json out = Json::object();
+    for (const auto& [k, v] : value) out[k] = EncodeValue(v);
+    return out;
+  } else if constexpr (HasFields<T>) {
+    Encoder e(value.extra);
+    T::Fields(value, e);
+    return std::move(e).Take();
+  } else {
+    static_assert(sizeof(T) == 0, "no JSON codec for this type");
+  }
+}
+
+template <typename T>
+bool IsEmptyValue(const T& value) {
+  if constexpr (IsOptional<T>::value) {
+    return !value.has_value();
+  } else if constexpr (std::is_same_v<T, std::string> || IsVector<T>::value ||
+                       IsStringMap<T>::value) {
+    return value.empty();
+  } else if constexpr (std::is_same_v<T, Json>) {
+    return value.is_null();
+  } else {
+    return false;
+  }
+}
+
+}  // namespace rota::api
