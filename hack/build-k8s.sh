@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the local control plane's binaries from Go modules with the machine's Go toolchain:
 # kube-apiserver, kube-controller-manager, kube-scheduler and a kubectl of the same release
-# (k8s.io/kubernetes), etcd (the version
-# that Kubernetes release pins) and kwok. Everything lands in a cache outside the repository,
-# keyed by version, so a second run (or a fresh clone on the same machine) reuses it.
+# (k8s.io/kubernetes), etcd (the version that release pins) and kwok. Everything lands in a cache
+# outside the repository, keyed by version, so a second run (or a fresh clone on the same
+# machine) reuses it.
 #
 #   hack/build-k8s.sh            build what is missing, print the bin directory on the last line
 #   ROTA_CACHE=DIR               cache root (default ~/.cache/rota)

@@ -1,0 +1,883 @@
+#include "rota/admission/engine.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <queue>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "quota_tree.h"
+#include "rota/admission/quantity.h"
+
+namespace rota::admission {
+
+const char* ToString(PreemptionReason reason) {
+  switch (reason) {
+    case PreemptionReason::kInClusterQueue: return "InClusterQueue";
+    case PreemptionReason::kInCohortReclamation: return "InCohortReclamation";
+    case PreemptionReason::kInCohortReclaimWhileBorrowing: return "InCohortReclaimWhileBorrowing";
+    case PreemptionReason::kInCohortFairSharing: return "InCohortFairSharing";
+  }
+  return "";
+}
+
+namespace {
+
+using internal::kUnlimited;
+using internal::QuotaTree;
+using internal::SatAdd;
+__extension__ typedef __int128 Wide;  // exact intermediate products of int64 quantities
+
+std::string Amount(int64_t milli) { return Quantity::FromMilli(milli).ToString(); }
+
+const char* EffectName(TaintEffect e) {
+  switch (e) {
+    case TaintEffect::kNoSchedule: return "NoSchedule";
+    case TaintEffect::kPreferNoSchedule: return "PreferNoSchedule";
+    case TaintEffect::kNoExecute: return "NoExecute";
+  }
+  return "";
+}
+
+bool Tolerates(const Toleration& t, const Taint& taint) {
+  if (t.effect.has_value() && *t.effect != taint.effect) return false;
+  if (t.key.empty()) return t.exists;
+  if (t.key != taint.key) return false;
+  return t.exists || t.value == taint.value;
+}
+
+// Whether a requirement on node labels can hold on nodes labelled `labels` for the keys the flavor
+// pins. Keys the flavor does not set are left to the scheduler (they may hold on some node).
+bool RequirementCompatible(const NodeSelectorRequirement& r,
+                           const std::map<std::string, std::string>& labels) {
+  auto it = labels.find(r.key);
+  if (it == labels.end()) return true;
+  const std::string& v = it->second;
+  switch (r.op) {
+    case NodeSelectorRequirement::Op::kIn:
+      return std::find(r.values.begin(), r.values.end(), v) != r.values.end();
+    case NodeSelectorRequirement::Op::kNotIn:
+      return std::find(r.values.begin(), r.values.end(), v) == r.values.end();
+    case NodeSelectorRequirement::Op::kExists: return true;
+    case NodeSelectorRequirement::Op::kDoesNotExist: return false;
+    case NodeSelectorRequirement::Op::kGt:
+    case NodeSelectorRequirement::Op::kLt: {
+      if (r.values.size() != 1) return false;
+      try {
+        long long lhs = std::stoll(v), rhs = std::stoll(r.values[0]);
+        return r.op == NodeSelectorRequirement::Op::kGt ? lhs > rhs : lhs < rhs;
+      } catch (...) {
+        return false;
+      }
+    }
+  }
+  return false;
+}
+
+// Why a flavor cannot serve a pod set, or "" when it can.
+std::string FlavorMismatch(const FlavorSpec& flavor, const PodSetSpec& ps) {
+  for (const Taint& taint : flavor.node_taints) {
+    if (taint.effect == TaintEffect::kPreferNoSchedule) continue;
+    bool tolerated = std::any_of(ps.tolerations.begin(), ps.tolerations.end(),
+                                 [&](const Toleration& t) { return Tolerates(t, taint); });
+    if (!tolerated) {
+      return "untolerated taint {" + taint.key + (taint.value.empty() ? "" : "=" + taint.value) +
+             ":" + EffectName(taint.effect) + "} in flavor " + flavor.name;
+    }
+  }
+  for (const auto& [key, value] : ps.node_selector) {
+    auto it = flavor.node_labels.find(key);
+    if (it != flavor.node_labels.end() && it->second != value) {
+      return "flavor " + flavor.name + " doesn't match node affinity";
+    }
+  }
+  if (!ps.required_affinity.empty()) {
+    bool any_term = false;
+    for (const auto& term : ps.required_affinity) {
+      if (std::all_of(term.begin(), term.end(), [&](const NodeSelectorRequirement& r) {
+            return RequirementCompatible(r, flavor.node_labels);
+          })) {
+        any_term = true;
+        break;
+      }
+    }
+    if (!any_term) return "flavor " + flavor.name + " doesn't match node affinity";
+  }
+  return "";
+}
+
+enum class Mode { kFit = 0, kPreempt = 1, kNoFit = 2 };
+
+// One workload's quota need: (fr, amount), aggregated.
+using Needs = std::vector<std::pair<int, int64_t>>;
+
+void AddNeed(Needs& needs, int fr, int64_t amount) {
+  for (auto& [f, a] : needs) {
+    if (f == fr) {
+      a = SatAdd(a, amount);
+      return;
+    }
+  }
+  needs.emplace_back(fr, amount);
+}
+
+struct Workload {
+  const WorkloadSpec* spec = nullptr;
+  int cq = -1;      // node index of its ClusterQueue, or -1
+  bool admitted = false;
+  bool admitted_this_pass = false;
+  bool victim = false;
+  Needs usage;      // what it holds, when admitted
+};
+
+struct ClusterQueue {
+  const ClusterQueueSpec* spec = nullptr;
+  int node = -1;
+  std::string inactive;  // why it admits nothing, or ""
+  // Per resource group: its resources (index) and flavors (index) in order.
+  struct Group {
+    std::vector<int> resources;
+    std::vector<int> flavors;
+  };
+  std::vector<Group> groups;
+  std::unordered_map<int, int> group_of_resource;  // resource -> group
+  std::vector<int> admitted;  // workload indices holding quota here
+  // A cached failed preemption search, valid while the tree is unchanged.
+  uint64_t failed_version = ~0ull;
+  int32_t failed_priority = 0;
+  Needs failed_needs;
+};
+
+// The result of assigning flavors to a whole workload at some set of counts.
+struct Assignment {
+  Mode mode = Mode::kFit;
+  bool borrowing = false;
+  std::vector<PodSetAdmission> pod_sets;
+  Needs needs;
+  std::string reason;
+  std::string message;
+};
+
+class Scheduler {
+ public:
+  explicit Scheduler(const Snapshot& s) : snap_(s) {}
+
+  Decisions Run();
+
+ private:
+  void Index();
+  void BuildTree();
+  int FlavorResource(int flavor, int resource) const { return flavor * resource_count_ + resource; }
+  int ResourceIndex(const std::string& name) const {
+    auto it = resource_index_.find(name);
+    return it == resource_index_.end() ? -1 : it->second;
+  }
+
+  Assignment Assign(const Workload& w, const std::vector<int32_t>& counts) const;
+  bool Fits(const ClusterQueue& cq, const Workload& w, const Needs& needs) const;
+  bool WithinNominal(const ClusterQueue& cq, const Needs& needs) const;
+  std::optional<std::vector<PreemptDecision>> FindVictims(int wi, const Needs& needs);
+  int64_t Share(int cq_index, const Needs* extra) const;
+  bool CanPreempt(const ClusterQueue& cq) const {
+    return cq.spec->within_cluster_queue != WithinClusterQueue::kNever ||
+           cq.spec->reclaim_within_cohort != ReclaimWithinCohort::kNever ||
+           cq.spec->borrow_within_cohort != BorrowWithinCohort::kNever;
+  }
+  void Hold(Workload& w, const Needs& needs);
+  void Release(Workload& w);
+  // Tries to admit pending workload wi; returns true when it was.
+  bool TryAdmit(int wi);
+
+  const Snapshot& snap_;
+  Decisions out_;
+  std::unordered_map<std::string, int> flavor_index_;
+  std::vector<const FlavorSpec*> flavor_specs_;  // by index
+  std::unordered_map<std::string, int> resource_index_;
+  int resource_count_ = 0;
+  std::vector<std::string> resource_names_;
+  QuotaTree tree_;
+  std::vector<ClusterQueue> cqs_;
+  std::unordered_map<int, int> cq_of_node_;
+  std::vector<Workload> wls_;
+  std::vector<int> pending_;  // indices into wls_, in scheduling order
+  std::map<int, std::string> pending_reason_, pending_message_;
+  std::set<int> blocked_cqs_;  // StrictFIFO queues whose head did not fit
+  std::map<int, std::string> blocked_by_;
+};
+
+void Scheduler::Index() {
+  // Flavors and resources in name order, so indices do not depend on input order.
+  std::vector<std::string> flavors;
+  for (const FlavorSpec& f : snap_.flavors) flavors.push_back(f.name);
+  std::sort(flavors.begin(), flavors.end());
+  flavors.erase(std::unique(flavors.begin(), flavors.end()), flavors.end());
+  for (size_t i = 0; i < flavors.size(); ++i) flavor_index_[flavors[i]] = static_cast<int>(i);
+  flavor_specs_.assign(flavors.size(), nullptr);
+  for (const FlavorSpec& f : snap_.flavors) {
+    const FlavorSpec*& slot = flavor_specs_[flavor_index_[f.name]];
+    if (!slot) slot = &f;  // the first of duplicates wins
+  }
+
+  std::set<std::string> resources;
+  auto collect = [&](const std::vector<ResourceGroupSpec>& groups) {
+    for (const auto& g : groups) {
+      for (const auto& r : g.covered_resources) resources.insert(r);
+      for (const auto& f : g.flavors)
+        for (const auto& q : f.resources) resources.insert(q.resource);
+    }
+  };
+  for (const auto& c : snap_.cohorts) collect(c.resource_groups);
+  for (const auto& q : snap_.cluster_queues) collect(q.resource_groups);
+  for (const auto& r : resources) {
+    resource_index_[r] = resource_count_++;
+    resource_names_.push_back(r);
+  }
+}
+
+void Scheduler::BuildTree() {
+  const int fr_count = std::max<int>(1, static_cast<int>(flavor_index_.size()) * resource_count_);
+  tree_ = QuotaTree(fr_count);
+
+  auto set_quota = [&](int node, const std::vector<ResourceGroupSpec>& groups) -> std::string {
+    for (const auto& g : groups) {
+      for (const auto& f : g.flavors) {
+        auto fi = flavor_index_.find(f.flavor);
+        if (fi == flavor_index_.end()) return "flavor " + f.flavor + " doesn't exist";
+        for (const auto& q : f.resources) {
+          const int fr = FlavorResource(fi->second, resource_index_.at(q.resource));
+          auto& n = tree_.node(node);
+          n.nominal[fr] = q.nominal;
+          if (q.borrowing_limit) n.borrowing_limit[fr] = *q.borrowing_limit;
+          if (q.lending_limit) n.lending_limit[fr] = *q.lending_limit;
+        }
+      }
+    }
+    return "";
+  };
+
+  // Cohorts: explicit ones (sorted by name, first wins) and the ones ClusterQueues only name.
+  std::map<std::string, const CohortSpec*> cohort_specs;
+  for (const auto& c : snap_.cohorts) cohort_specs.emplace(c.name, &c);
+  std::set<std::string> cohort_names;
+  for (const auto& [name, spec] : cohort_specs) {
+    cohort_names.insert(name);
+    if (!spec->parent.empty()) cohort_names.insert(spec->parent);
+  }
+  for (const auto& q : snap_.cluster_queues)
+    if (!q.cohort.empty()) cohort_names.insert(q.cohort);
+  std::map<std::string, int> cohort_node;
+  std::map<std::string, std::string> cohort_problem;
+  for (const auto& name : cohort_names) {
+    int n = tree_.AddNode(name, false);
+    cohort_node[name] = n;
+    auto it = cohort_specs.find(name);
+    if (it != cohort_specs.end()) {
+      tree_.node(n).fair_weight_milli = it->second->fair_weight_milli;
+      std::string problem = set_quota(n, it->second->resource_groups);
+      if (!problem.empty()) cohort_problem[name] = "cohort " + name + ": " + problem;
+    }
+  }
+  // Parent links, refusing cycles: a cohort on a cycle becomes a root and its queues inactive.
+  for (const auto& [name, spec] : cohort_specs) {
+    if (spec->parent.empty()) continue;
+    std::vector<std::string> path{name};
+    std::string at = spec->parent;
+    bool cycle = false;
+    while (!at.empty()) {
+      if (std::find(path.begin(), path.end(), at) != path.end()) {
+        cycle = true;
+        path.push_back(at);
+        break;
+      }
+      path.push_back(at);
+      auto p = cohort_specs.find(at);
+      at = p == cohort_specs.end() ? "" : p->second->parent;
+    }
+    if (cycle) {
+      std::string text;
+      for (size_t i = 0; i < path.size(); ++i) text += (i ? " -> " : "") + path[i];
+      cohort_problem[name] = "cohort " + name + " is on a cycle of parents: " + text;
+      continue;
+    }
+    const int child = cohort_node[name], parent = cohort_node[spec->parent];
+    tree_.node(child).parent = parent;
+    tree_.node(parent).children.push_back(child);
+  }
+
+  // ClusterQueues, in name order.
+  std::vector<const ClusterQueueSpec*> specs;
+  for (const auto& q : snap_.cluster_queues) specs.push_back(&q);
+  std::sort(specs.begin(), specs.end(),
+            [](const ClusterQueueSpec* a, const ClusterQueueSpec* b) { return a->name < b->name; });
+  specs.erase(std::unique(specs.begin(), specs.end(),
+                          [](auto* a, auto* b) { return a->name == b->name; }),
+              specs.end());
+  for (const ClusterQueueSpec* spec : specs) {
+    ClusterQueue cq;
+    cq.spec = spec;
+    cq.node = tree_.AddNode(spec->name, true);
+    tree_.node(cq.node).fair_weight_milli = spec->fair_weight_milli;
+    cq.inactive = set_quota(cq.node, spec->resource_groups);
+    if (!cq.inactive.empty()) cq.inactive = "ClusterQueue " + spec->name + " is inactive: " + cq.inactive;
+    if (!spec->cohort.empty()) {
+      // Any problem on the way to the root makes the queue inactive.
+      for (std::string at = spec->cohort; !at.empty() && cq.inactive.empty();) {
+        auto p = cohort_problem.find(at);
+        if (p != cohort_problem.end()) cq.inactive = "ClusterQueue " + spec->name + " is inactive: " + p->second;
+        auto s = cohort_specs.find(at);
+        at = (s == cohort_specs.end() || cohort_problem.count(at)) ? "" : s->second->parent;
+      }
+      const int parent = cohort_node[spec->cohort];
+      tree_.node(cq.node).parent = parent;
+      tree_.node(parent).children.push_back(cq.node);
+    }
+    for (const auto& g : spec->resource_groups) {
+      ClusterQueue::Group group;
+      for (const auto& r : g.covered_resources) {
+        const int ri = resource_index_.at(r);
+        group.resources.push_back(ri);
+        cq.group_of_resource.emplace(ri, static_cast<int>(cq.groups.size()));
+      }
+      for (const auto& f : g.flavors) {
+        auto fi = flavor_index_.find(f.flavor);
+        if (fi != flavor_index_.end()) group.flavors.push_back(fi->second);
+      }
+      cq.groups.push_back(std::move(group));
+    }
+    if (spec->stopped && cq.inactive.empty()) cq.inactive = "ClusterQueue " + spec->name + " is stopped";
+    cq_of_node_[cq.node] = static_cast<int>(cqs_.size());
+    cqs_.push_back(std::move(cq));
+  }
+  tree_.ComputeSubtreeQuota();
+}
+
+bool Scheduler::WithinNominal(const ClusterQueue& cq, const Needs& needs) const {
+  const auto& n = tree_.node(cq.node);
+  for (const auto& [fr, amount] : needs) {
+    if (SatAdd(n.usage[fr], amount) > n.nominal[fr]) return false;
+  }
+  return true;
+}
+
+bool Scheduler::Fits(const ClusterQueue& cq, const Workload& w, const Needs& needs) const {
+  for (const auto& [fr, amount] : needs) {
+    if (amount > tree_.Available(cq.node, fr)) return false;
+  }
+  // The critical tier never borrows.
+  return w.spec->preemptible || WithinNominal(cq, needs);
+}
+
+Assignment Scheduler::Assign(const Workload& w, const std::vector<int32_t>& counts) const {
+  const ClusterQueue& cq = cqs_[cq_of_node_.at(w.cq)];
+  const auto& node = tree_.node(cq.node);
+  const bool critical = !w.spec->preemptible;
+  Assignment a;
+  bool any_waiting = false;
+  for (size_t p = 0; p < w.spec->pod_sets.size(); ++p) {
+    const PodSetSpec& ps = w.spec->pod_sets[p];
+    PodSetAdmission psa;
+    psa.name = ps.name;
+    psa.count = counts[p];
+    // This pod set's requests per group.
+    std::map<int, std::vector<std::pair<int, int64_t>>> by_group;  // group -> (resource, total)
+    for (const auto& [resource, per_pod] : ps.per_pod) {
+      if (per_pod == 0) continue;
+      int64_t total;
+      if (__builtin_mul_overflow(per_pod, static_cast<int64_t>(counts[p]), &total)) total = kUnlimited;
+      const int ri = ResourceIndex(resource);
+      auto g = ri < 0 ? cq.group_of_resource.end() : cq.group_of_resource.find(ri);
+      if (g == cq.group_of_resource.end()) {
+        a.mode = Mode::kNoFit;
+        a.reason = "NoMatchingFlavor";
+        a.message = "couldn't assign flavors to pod set " + ps.name + ": resource " + resource +
+                    " unavailable in ClusterQueue " + cq.spec->name;
+        return a;
+      }
+      by_group[g->second].emplace_back(ri, total);
+      psa.usage[resource] = total;
+    }
+    for (const auto& [gi, requests] : by_group) {
+      const ClusterQueue::Group& group = cq.groups[gi];
+      struct Option {
+        int flavor;
+        Mode mode;
+        bool borrow;
+      };
+      std::vector<Option> options;
+      std::vector<std::string> notes;
+      bool all_exceed = true, any_eligible = false;
+      for (int f : group.flavors) {
+        const FlavorSpec* spec = flavor_specs_[f];
+        std::string mismatch = FlavorMismatch(*spec, ps);
+        if (!mismatch.empty()) {
+          notes.push_back(mismatch);
+          continue;
+        }
+        any_eligible = true;
+        Mode mode = Mode::kFit;
+        bool borrow = false;
+        std::vector<std::string> flavor_notes;
+        for (const auto& [ri, total] : requests) {
+          const int fr = FlavorResource(f, ri);
+          int64_t need = total;
+          for (const auto& [nfr, amount] : a.needs)
+            if (nfr == fr) need = SatAdd(need, amount);
+          int64_t available = tree_.Available(cq.node, fr);
+          int64_t potential = tree_.PotentialAvailable(cq.node, fr);
+          if (critical) {
+            available = std::min(available, node.nominal[fr] - node.usage[fr]);
+            potential = std::min(potential, node.nominal[fr]);
+          }
+          const std::string& rname = resource_names_[ri];
+          if (need <= available) {
+            if (SatAdd(node.usage[fr], need) > node.nominal[fr]) borrow = true;
+          } else if (need <= potential) {
+            mode = std::max(mode, Mode::kPreempt);
+            if (SatAdd(node.usage[fr], need) > node.nominal[fr]) borrow = true;
+            flavor_notes.push_back("insufficient unused quota for " + rname + " in flavor " +
+                                   spec->name + ", " + Amount(need - std::max<int64_t>(0, available)) +
+                                   " more needed");
+          } else {
+            mode = Mode::kNoFit;
+            flavor_notes.push_back("insufficient quota for " + rname + " in flavor " + spec->name +
+                                   ", request > maximum capacity (" + Amount(need) + " > " +
+                                   Amount(potential) + ")" +
+                                   (critical ? " for a workload that never borrows" : ""));
+          }
+        }
+        if (mode != Mode::kNoFit) all_exceed = false;
+        for (auto& n : flavor_notes) notes.push_back(std::move(n));
+        options.push_back({f, mode, borrow});
+        // Stop the search where flavorFungibility says so.
+        if (mode == Mode::kFit && !borrow) break;
+        if (mode == Mode::kFit && cq.spec->when_can_borrow == FungibilityPolicy::kMayStopSearch) break;
+        if (mode == Mode::kPreempt && cq.spec->when_can_preempt == FungibilityPolicy::kMayStopSearch) break;
+      }
+      // Choose among the options considered.
+      const Option* chosen = nullptr;
+      auto first = [&](auto pred) -> const Option* {
+        for (const auto& o : options)
+          if (pred(o)) return &o;
+        return nullptr;
+      };
+      chosen = first([](const Option& o) { return o.mode == Mode::kFit && !o.borrow; });
+      const bool preemption_first =
+          cq.spec->preference == FungibilityPreference::kPreemptionOverBorrowing;
+      if (!chosen && preemption_first) {
+        chosen = first([](const Option& o) { return o.mode == Mode::kPreempt && !o.borrow; });
+      }
+      if (!chosen) chosen = first([](const Option& o) { return o.mode == Mode::kFit; });
+      if (!chosen) chosen = first([](const Option& o) { return o.mode == Mode::kPreempt && !o.borrow; });
+      if (!chosen) chosen = first([](const Option& o) { return o.mode == Mode::kPreempt; });
+      if (!chosen) {
+        a.mode = Mode::kNoFit;
+        a.reason = !any_eligible ? "NoMatchingFlavor" : all_exceed ? "ExceedsMaxQuota" : "WaitingForQuota";
+        std::string text;
+        for (const auto& n : notes) text += (text.empty() ? "" : "; ") + n;
+        a.message = "couldn't assign flavors to pod set " + ps.name + ": " + text;
+        return a;
+      }
+      if (chosen->mode == Mode::kPreempt && !any_waiting) {
+        any_waiting = true;
+        std::string text;
+        for (const auto& n : notes) text += (text.empty() ? "" : "; ") + n;
+        a.reason = "WaitingForQuota";
+        a.message = "couldn't assign flavors to pod set " + ps.name + ": " + text;
+      }
+      a.mode = std::max(a.mode, chosen->mode);
+      a.borrowing = a.borrowing || chosen->borrow;
+      for (const auto& [ri, total] : requests) {
+        psa.flavors[resource_names_[ri]] = flavor_specs_[chosen->flavor]->name;
+        AddNeed(a.needs, FlavorResource(chosen->flavor, ri), total);
+      }
+    }
+    a.pod_sets.push_back(std::move(psa));
+  }
+  return a;
+}
+
+void Scheduler::Hold(Workload& w, const Needs& needs) {
+  for (const auto& [fr, amount] : needs) tree_.AddUsage(w.cq, fr, amount);
+  w.usage = needs;
+}
+
+void Scheduler::Release(Workload& w) {
+  for (const auto& [fr, amount] : w.usage) tree_.RemoveUsage(w.cq, fr, amount);
+}
+
+// Dominant resource share of a ClusterQueue (optionally with `extra` added), divided by its
+// weight: the largest fraction of the cohort's lendable quota it borrows, in parts per million.
+int64_t Scheduler::Share(int cq_index, const Needs* extra) const {
+  const ClusterQueue& cq = cqs_[cq_index];
+  const auto& n = tree_.node(cq.node);
+  if (n.parent < 0) return 0;
+  const int root = tree_.Root(cq.node);
+  int64_t dominant = 0;
+  for (int fr = 0; fr < tree_.fr_count(); ++fr) {
+    int64_t usage = n.usage[fr];
+    if (extra)
+      for (const auto& [f, a] : *extra)
+        if (f == fr) usage = SatAdd(usage, a);
+    const int64_t borrowed = usage - n.nominal[fr];
+    const int64_t lendable = tree_.node(root).subtree[fr];
+    if (borrowed <= 0 || lendable <= 0) continue;
+    dominant = std::max<int64_t>(dominant, static_cast<int64_t>(static_cast<Wide>(borrowed) * 1000000 / lendable));
+  }
+  if (dominant == 0) return 0;
+  if (n.fair_weight_milli <= 0) return kUnlimited;
+  return static_cast<int64_t>(static_cast<Wide>(dominant) * 1000 / n.fair_weight_milli);
+}
+
+std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const Needs& needs) {
+  Workload& w = wls_[wi];
+  ClusterQueue& cq = cqs_[cq_of_node_.at(w.cq)];
+  const WorkloadSpec& ws = *w.spec;
+  // A search that failed for an unchanged tree fails again for a lower priority and a larger need.
+  if (cq.failed_version == tree_.version() && ws.priority <= cq.failed_priority) {
+    bool larger = std::all_of(cq.failed_needs.begin(), cq.failed_needs.end(), [&](const auto& fn) {
+      for (const auto& [fr, a] : needs)
+        if (fr == fn.first) return a >= fn.second;
+      return false;
+    });
+    if (larger) return std::nullopt;
+  }
+  const bool within_nominal = WithinNominal(cq, needs);
+  const int root = tree_.Root(cq.node);
+  const bool fair = snap_.fair_sharing;
+  const int64_t preemptor_share = fair ? Share(cq_of_node_.at(w.cq), &needs) : 0;
+
+  struct Candidate {
+    int wl;
+    PreemptionReason reason;
+  };
+  std::vector<Candidate> candidates;
+  auto uses_needed = [&](const Workload& v) {
+    for (const auto& [fr, a] : v.usage)
+      for (const auto& [nfr, na] : needs)
+        if (fr == nfr && a > 0) return true;
+    return false;
+  };
+  auto consider = [&](int vi, const ClusterQueue& vcq) {
+    const Workload& v = wls_[vi];
+    if (v.victim || v.admitted_this_pass || !v.spec->preemptible || !uses_needed(v)) return;
+    const int32_t vp = v.spec->priority;
+    if (vcq.node == cq.node) {
+      bool ok = false;
+      switch (cq.spec->within_cluster_queue) {
+        case WithinClusterQueue::kNever: break;
+        case WithinClusterQueue::kLowerPriority: ok = vp < ws.priority; break;
+        case WithinClusterQueue::kLowerOrNewerEqualPriority:
+          ok = vp < ws.priority ||
+               (vp == ws.priority && v.spec->creation_time > ws.creation_time);
+          break;
+      }
+      if (ok) candidates.push_back({vi, PreemptionReason::kInClusterQueue});
+      return;
+    }
+    if (fair) {
+      if (cq.spec->reclaim_within_cohort == ReclaimWithinCohort::kNever) return;
+      if (cq.spec->reclaim_within_cohort == ReclaimWithinCohort::kLowerPriority && vp >= ws.priority) return;
+      candidates.push_back({vi, PreemptionReason::kInCohortFairSharing});
+      return;
+    }
+    if (within_nominal) {
+      bool ok = cq.spec->reclaim_within_cohort == ReclaimWithinCohort::kAny ||
+                (cq.spec->reclaim_within_cohort == ReclaimWithinCohort::kLowerPriority &&
+                 vp < ws.priority);
+      if (ok) candidates.push_back({vi, PreemptionReason::kInCohortReclamation});
+    } else if (cq.spec->borrow_within_cohort == BorrowWithinCohort::kLowerPriority &&
+               vp < ws.priority &&
+               (!cq.spec->borrow_max_priority_threshold || vp <= *cq.spec->borrow_max_priority_threshold)) {
+      candidates.push_back({vi, PreemptionReason::kInCohortReclaimWhileBorrowing});
+    }
+  };
+  for (int vi : cq.admitted) consider(vi, cq);
+  if (tree_.node(cq.node).parent >= 0 &&
+      (cq.spec->reclaim_within_cohort != ReclaimWithinCohort::kNever ||
+       cq.spec->borrow_within_cohort != BorrowWithinCohort::kNever)) {
+    for (ClusterQueue& other : cqs_) {
+      if (other.node == cq.node || tree_.Root(other.node) != root) continue;
+      for (int vi : other.admitted) consider(vi, other);
+    }
+  }
+  // Already-evicted first, other queues before our own, lower priority first, most recently
+  // admitted first, then by key for determinism.
+  std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
+    const Workload& x = wls_[a.wl];
+    const Workload& y = wls_[b.wl];
+    if (x.spec->evicted != y.spec->evicted) return x.spec->evicted;
+    const bool xo = x.cq != w.cq, yo = y.cq != w.cq;
+    if (xo != yo) return xo;
+    if (x.spec->priority != y.spec->priority) return x.spec->priority < y.spec->priority;
+    if (x.spec->admission_time != y.spec->admission_time)
+      return x.spec->admission_time > y.spec->admission_time;
+    return x.spec->key < y.spec->key;
+  });
+
+  auto borrowing_in_needed = [&](int node) {
+    const auto& n = tree_.node(node);
+    for (const auto& [fr, a] : needs)
+      if (n.usage[fr] > n.nominal[fr]) return true;
+    return false;
+  };
+  std::vector<Candidate> removed;
+  for (const Candidate& c : candidates) {
+    if (Fits(cq, w, needs)) break;
+    Workload& v = wls_[c.wl];
+    if (v.cq != w.cq) {
+      // Only quota a queue borrows can be taken back from it.
+      if (!borrowing_in_needed(v.cq)) continue;
+      if (fair) {
+        const int vq = cq_of_node_.at(v.cq);
+        Needs minus;
+        for (const auto& [fr, a] : v.usage) minus.emplace_back(fr, -a);
+        if (Share(vq, &minus) < preemptor_share) continue;
+      }
+    }
+    Release(v);
+    removed.push_back(c);
+  }
+  if (!Fits(cq, w, needs)) {
+    for (auto it = removed.rbegin(); it != removed.rend(); ++it) Hold(wls_[it->wl], wls_[it->wl].usage);
+    cq.failed_version = tree_.version();
+    cq.failed_priority = ws.priority;
+    cq.failed_needs = needs;
+    return std::nullopt;
+  }
+  // Minimal: give back every victim the preemptor can do without, last chosen first.
+  std::vector<Candidate> victims;
+  for (auto it = removed.rbegin(); it != removed.rend(); ++it) {
+    Workload& v = wls_[it->wl];
+    Hold(v, v.usage);
+    if (Fits(cq, w, needs)) continue;
+    Release(v);
+    victims.push_back(*it);
+  }
+  std::reverse(victims.begin(), victims.end());
+  std::vector<PreemptDecision> out;
+  for (const Candidate& c : victims) {
+    Workload& v = wls_[c.wl];
+    v.victim = true;
+    auto& list = cqs_[cq_of_node_.at(v.cq)].admitted;
+    list.erase(std::find(list.begin(), list.end(), c.wl));
+    out.push_back({v.spec->key, ws.key, tree_.node(v.cq).name, c.reason});
+  }
+  return out;
+}
+
+bool Scheduler::TryAdmit(int wi) {
+  Workload& w = wls_[wi];
+  const WorkloadSpec& ws = *w.spec;
+  ClusterQueue& cq = cqs_[cq_of_node_.at(w.cq)];
+  std::vector<int32_t> counts;
+  for (const auto& ps : ws.pod_sets) counts.push_back(ps.count);
+  Assignment a = Assign(w, counts);
+
+  std::vector<PreemptDecision> victims;
+  bool ok = a.mode == Mode::kFit && Fits(cq, w, a.needs);
+  if (!ok && a.mode == Mode::kPreempt && CanPreempt(cq)) {
+    auto found = FindVictims(wi, a.needs);
+    if (found) {
+      victims = std::move(*found);
+      ok = true;
+    }
+  }
+  if (!ok) {
+    // Partial admission: the largest count >= minCount that fits without preemption.
+    for (size_t p = 0; p < ws.pod_sets.size(); ++p) {
+      const auto& ps = ws.pod_sets[p];
+      if (!ps.min_count || *ps.min_count >= ps.count) continue;
+      int32_t lo = std::max<int32_t>(1, *ps.min_count), hi = ps.count - 1, best = -1;
+      Assignment best_a;
+      while (lo <= hi) {
+        const int32_t mid = lo + (hi - lo) / 2;
+        std::vector<int32_t> c = counts;
+        c[p] = mid;
+        Assignment trial = Assign(w, c);
+        if (trial.mode == Mode::kFit && Fits(cq, w, trial.needs)) {
+          best = mid;
+          best_a = std::move(trial);
+          lo = mid + 1;
+        } else {
+          hi = mid - 1;
+        }
+      }
+      if (best >= 0) {
+        a = std::move(best_a);
+        ok = true;
+      }
+      break;  // only one pod set may use partial admission
+    }
+  }
+  if (!ok) {
+    pending_reason_[wi] = a.reason.empty() ? "WaitingForQuota" : a.reason;
+    std::string message = a.message;
+    if (a.mode == Mode::kPreempt && CanPreempt(cq)) {
+      message += "; no workload can be preempted to make room";
+    }
+    pending_message_[wi] = message;
+    return false;
+  }
+  Hold(w, a.needs);
+  w.admitted = w.admitted_this_pass = true;
+  cq.admitted.push_back(wi);
+  out_.admitted.push_back({ws.key, cq.spec->name, std::move(a.pod_sets), a.borrowing});
+  for (auto& v : victims) out_.preempted.push_back(std::move(v));
+  return true;
+}
+
+Decisions Scheduler::Run() {
+  Index();
+  BuildTree();
+
+  // Workloads, in key order for determinism; admitted ones hold their quota first.
+  std::vector<const WorkloadSpec*> specs;
+  for (const auto& w : snap_.workloads) specs.push_back(&w);
+  std::sort(specs.begin(), specs.end(),
+            [](const WorkloadSpec* a, const WorkloadSpec* b) { return a->key < b->key; });
+  std::unordered_map<std::string, int> cq_by_name;
+  for (size_t i = 0; i < cqs_.size(); ++i) cq_by_name[cqs_[i].spec->name] = static_cast<int>(i);
+  wls_.reserve(specs.size());
+  for (const WorkloadSpec* s : specs) {
+    Workload w;
+    w.spec = s;
+    const std::string& cq_name = s->admission ? s->admission->cluster_queue : s->cluster_queue;
+    auto it = cq_by_name.find(cq_name);
+    if (it != cq_by_name.end()) w.cq = cqs_[it->second].node;
+    wls_.push_back(std::move(w));
+  }
+  for (size_t i = 0; i < wls_.size(); ++i) {
+    Workload& w = wls_[i];
+    if (!w.spec->admission) continue;
+    w.admitted = true;
+    if (w.cq < 0) continue;  // its ClusterQueue is gone: it holds nothing we can account
+    ClusterQueue& cq = cqs_[cq_of_node_.at(w.cq)];
+    Needs needs;
+    for (const auto& psa : w.spec->admission->pod_sets) {
+      const PodSetSpec* ps = nullptr;
+      for (const auto& p : w.spec->pod_sets)
+        if (p.name == psa.name) ps = &p;
+      for (const auto& [resource, flavor] : psa.flavors) {
+        const int ri = ResourceIndex(resource);
+        auto fi = flavor_index_.find(flavor);
+        if (ri < 0 || fi == flavor_index_.end()) continue;
+        int64_t amount = 0;
+        auto u = psa.usage.find(resource);
+        if (u != psa.usage.end()) {
+          amount = u->second;
+        } else if (ps) {
+          auto r = ps->per_pod.find(resource);
+          if (r != ps->per_pod.end() &&
+              __builtin_mul_overflow(r->second, static_cast<int64_t>(psa.count), &amount))
+            amount = kUnlimited;
+        }
+        AddNeed(needs, FlavorResource(fi->second, ri), amount);
+      }
+    }
+    Hold(w, needs);
+    cq.admitted.push_back(static_cast<int>(i));
+  }
+
+  for (size_t i = 0; i < wls_.size(); ++i) {
+    if (!wls_[i].admitted) pending_.push_back(static_cast<int>(i));
+  }
+  auto before = [&](int a, int b) {
+    const WorkloadSpec& x = *wls_[a].spec;
+    const WorkloadSpec& y = *wls_[b].spec;
+    if (x.priority != y.priority) return x.priority > y.priority;
+    if (x.creation_time != y.creation_time) return x.creation_time < y.creation_time;
+    return x.key < y.key;
+  };
+  std::sort(pending_.begin(), pending_.end(), before);
+
+  auto consider = [&](int wi) {
+    Workload& w = wls_[wi];
+    const WorkloadSpec& s = *w.spec;
+    if (!s.inadmissible_reason.empty()) {
+      pending_reason_[wi] = s.inadmissible_reason;
+      pending_message_[wi] = s.inadmissible_message;
+      return;
+    }
+    if (w.cq < 0) {
+      pending_reason_[wi] = "Inadmissible";
+      pending_message_[wi] = s.cluster_queue.empty()
+                                 ? "the workload names no ClusterQueue"
+                                 : "ClusterQueue " + s.cluster_queue + " doesn't exist";
+      return;
+    }
+    const int ci = cq_of_node_.at(w.cq);
+    ClusterQueue& cq = cqs_[ci];
+    if (!cq.inactive.empty()) {
+      pending_reason_[wi] = cq.spec->stopped ? "Stopped" : "Inadmissible";
+      pending_message_[wi] = cq.inactive;
+      return;
+    }
+    if (blocked_cqs_.count(ci)) {
+      pending_reason_[wi] = "WaitingForQuota";
+      pending_message_[wi] = "waiting behind " + blocked_by_[ci] +
+                             ", which is ahead of it in StrictFIFO ClusterQueue " + cq.spec->name;
+      return;
+    }
+    if (!TryAdmit(wi) && cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) {
+      blocked_cqs_.insert(ci);
+      blocked_by_[ci] = s.key;
+    }
+  };
+
+  if (!snap_.fair_sharing) {
+    for (int wi : pending_) consider(wi);
+  } else {
+    // Queues take turns: the head whose queue would have the lowest share goes next.
+    std::unordered_map<int, std::vector<int>> by_cq;
+    for (int wi : pending_) by_cq[wls_[wi].cq].push_back(wi);
+    struct Head {
+      int64_t share;
+      int wl;
+      size_t pos;
+      int cq_node;
+    };
+    auto later = [&](const Head& a, const Head& b) {
+      if (a.share != b.share) return a.share > b.share;
+      return before(b.wl, a.wl);
+    };
+    std::priority_queue<Head, std::vector<Head>, decltype(later)> heads(later);
+    auto push = [&](int node, size_t pos) {
+      const auto& list = by_cq[node];
+      if (pos >= list.size()) return;
+      const int wi = list[pos];
+      int64_t share = 0;
+      if (node >= 0 && cqs_[cq_of_node_.at(node)].inactive.empty()) {
+        std::vector<int32_t> counts;
+        for (const auto& ps : wls_[wi].spec->pod_sets) counts.push_back(ps.count);
+        Assignment a = Assign(wls_[wi], counts);
+        share = Share(cq_of_node_.at(node), &a.needs);
+      }
+      heads.push({share, wi, pos, node});
+    };
+    for (const auto& [node, list] : by_cq) push(node, 0);
+    while (!heads.empty()) {
+      Head h = heads.top();
+      heads.pop();
+      consider(h.wl);
+      push(h.cq_node, h.pos + 1);
+    }
+  }
+
+  for (int wi : pending_) {
+    if (wls_[wi].admitted_this_pass) continue;
+    out_.pending.push_back({wls_[wi].spec->key, pending_reason_[wi], pending_message_[wi]});
+  }
+  std::sort(out_.pending.begin(), out_.pending.end(),
+            [](const PendingDecision& a, const PendingDecision& b) { return a.workload < b.workload; });
+  return std::move(out_);
+}
+
+}  // namespace
+
+Decisions Schedule(const Snapshot& snapshot) { return Scheduler(snapshot).Run(); }
+
+}  // namespace rota::admission

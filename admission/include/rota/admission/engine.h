@@ -1,0 +1,64 @@
+#pragma once
+
+// The admission engine: one scheduling pass over a Snapshot, returning decisions. Pure and
+// deterministic: no I/O, clock, logging or randomness; the same snapshot (in any order of its
+// lists) gives the same decisions.
+//
+// Semantics (Kueue's documented behaviour, see docs/engine.md):
+// - quota per ClusterQueue, flavor and resource; nominal quota is guaranteed; within a cohort
+//   tree a queue borrows unused quota up to its borrowingLimit and lends at most its
+//   lendingLimit; a Cohort's own quota is shared by its subtree;
+// - pending workloads are considered by priority (higher first), then creation time, then key;
+//   with fair sharing, queues of a cohort take turns by dominant resource share / weight;
+// - StrictFIFO: a workload that does not fit blocks the rest of its queue; BestEffortFIFO does not;
+// - every workload that fits is admitted in the same pass (not one head per queue per pass);
+// - a workload that needs room gets a minimal set of victims (preemption), is admitted at once
+//   as if they had released their quota, and the victims are reported as preempted;
+// - all pod sets of a workload are admitted together or none are (gang at the quota level).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rota/admission/snapshot.h"
+
+namespace rota::admission {
+
+struct AdmitDecision {
+  std::string workload;  // key
+  std::string cluster_queue;
+  std::vector<PodSetAdmission> pod_sets;
+  bool borrowing = false;  // uses quota beyond its queue's nominal quota
+};
+
+enum class PreemptionReason {
+  kInClusterQueue,
+  kInCohortReclamation,
+  kInCohortReclaimWhileBorrowing,
+  kInCohortFairSharing,
+};
+const char* ToString(PreemptionReason reason);
+
+struct PreemptDecision {
+  std::string workload;   // the victim
+  std::string preemptor;
+  std::string cluster_queue;  // the victim's
+  PreemptionReason reason = PreemptionReason::kInClusterQueue;
+};
+
+struct PendingDecision {
+  std::string workload;
+  std::string reason;   // Kueue's words: WaitingForQuota, NoMatchingFlavor, ExceedsMaxQuota, ...
+  std::string message;  // a sentence a person can act on
+};
+
+struct Decisions {
+  std::vector<AdmitDecision> admitted;     // newly admitted in this pass, in admission order
+  std::vector<PreemptDecision> preempted;  // in the order they were chosen
+  std::vector<PendingDecision> pending;    // every pending workload not admitted, by key
+};
+
+// Runs one scheduling pass.
+Decisions Schedule(const Snapshot& snapshot);
+
+}  // namespace rota::admission

@@ -1,0 +1,142 @@
+#pragma once
+
+// The admission engine's input: everything it needs to decide, as plain values. Built by the
+// caller (the controller from its informers, `rota simulate` from files); the engine never reads
+// anything else. Quantities are exact milli-units (rota::Quantity::milli()); times are opaque
+// ordered integers (e.g. Unix seconds) that the engine only compares.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rota::admission {
+
+// Per-pod (or per-pod-set) resource amounts: resource name -> milli-units.
+using ResourceAmounts = std::map<std::string, int64_t>;
+
+enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
+
+struct Taint {
+  std::string key;
+  std::string value;
+  TaintEffect effect = TaintEffect::kNoSchedule;
+};
+
+struct Toleration {
+  std::string key;              // empty with exists: tolerates every taint
+  bool exists = false;          // operator Exists (true) or Equal (false)
+  std::string value;
+  std::optional<TaintEffect> effect;  // absent: every effect
+};
+
+struct FlavorSpec {
+  std::string name;
+  std::map<std::string, std::string> node_labels;
+  std::vector<Taint> node_taints;
+};
+
+struct QuotaSpec {
+  std::string resource;
+  int64_t nominal = 0;
+  std::optional<int64_t> borrowing_limit;  // absent: unlimited
+  std::optional<int64_t> lending_limit;    // absent: all of the nominal quota may be lent
+};
+
+struct FlavorQuotaSpec {
+  std::string flavor;
+  std::vector<QuotaSpec> resources;
+};
+
+struct ResourceGroupSpec {
+  std::vector<std::string> covered_resources;
+  std::vector<FlavorQuotaSpec> flavors;  // in order of preference
+};
+
+struct CohortSpec {
+  std::string name;
+  std::string parent;  // empty: a root
+  std::vector<ResourceGroupSpec> resource_groups;
+  int64_t fair_weight_milli = 1000;
+};
+
+enum class QueueingStrategy { kStrictFIFO, kBestEffortFIFO };
+enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
+enum class FungibilityPreference { kBorrowingOverPreemption, kPreemptionOverBorrowing };
+enum class WithinClusterQueue { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
+enum class ReclaimWithinCohort { kNever, kLowerPriority, kAny };
+enum class BorrowWithinCohort { kNever, kLowerPriority };
+
+struct ClusterQueueSpec {
+  std::string name;
+  std::string cohort;  // empty: no cohort (no borrowing or lending)
+  std::vector<ResourceGroupSpec> resource_groups;
+  QueueingStrategy queueing_strategy = QueueingStrategy::kBestEffortFIFO;
+  FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
+  FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
+  std::optional<FungibilityPreference> preference;
+  WithinClusterQueue within_cluster_queue = WithinClusterQueue::kNever;
+  ReclaimWithinCohort reclaim_within_cohort = ReclaimWithinCohort::kNever;
+  BorrowWithinCohort borrow_within_cohort = BorrowWithinCohort::kNever;
+  std::optional<int32_t> borrow_max_priority_threshold;
+  bool stopped = false;  // stopPolicy Hold or HoldAndDrain: admits nothing new
+  int64_t fair_weight_milli = 1000;
+};
+
+struct NodeSelectorRequirement {
+  enum class Op { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
+  std::string key;
+  Op op = Op::kIn;
+  std::vector<std::string> values;
+};
+
+struct PodSetSpec {
+  std::string name = "main";
+  int32_t count = 1;
+  std::optional<int32_t> min_count;  // partial admission allowed down to this count
+  ResourceAmounts per_pod;           // requests of one pod (containers, init, overhead)
+  std::map<std::string, std::string> node_selector;
+  // Required node affinity: a list of terms, ORed; each term's requirements are ANDed.
+  std::vector<std::vector<NodeSelectorRequirement>> required_affinity;
+  std::vector<Toleration> tolerations;
+};
+
+struct PodSetAdmission {
+  std::string name;
+  int32_t count = 0;
+  std::map<std::string, std::string> flavors;  // resource -> flavor
+  ResourceAmounts usage;                       // total over `count` pods
+};
+
+struct AdmissionSpec {
+  std::string cluster_queue;
+  std::vector<PodSetAdmission> pod_sets;
+};
+
+struct WorkloadSpec {
+  std::string key;            // "namespace/name": unique, and the final tie-breaker in ordering
+  std::string cluster_queue;  // resolved from its LocalQueue; empty when it could not be
+  int32_t priority = 0;
+  bool preemptible = true;    // false: critical tier, never a victim, never borrows
+  int64_t creation_time = 0;
+  std::vector<PodSetSpec> pod_sets;
+  // Set when the workload holds quota. An admitted workload is never re-scheduled.
+  std::optional<AdmissionSpec> admission;
+  int64_t admission_time = 0;  // when it got its admission; later ones are preempted first
+  bool evicted = false;        // being evicted but still holding quota: a victim of first choice
+  // Why the caller already knows it cannot be admitted (no LocalQueue, namespace not selected,
+  // ...): passed through as the pending reason and message.
+  std::string inadmissible_reason;
+  std::string inadmissible_message;
+};
+
+struct Snapshot {
+  std::vector<FlavorSpec> flavors;
+  std::vector<CohortSpec> cohorts;  // cohorts named only by ClusterQueues exist implicitly
+  std::vector<ClusterQueueSpec> cluster_queues;
+  std::vector<WorkloadSpec> workloads;  // pending and admitted
+  bool fair_sharing = false;
+};
+
+}  // namespace rota::admission

@@ -1,0 +1,554 @@
+// Scenario tests for the admission engine, in the manner of Kueue's scheduler tests: an initial
+// state (flavors, cohorts, queues, admitted and pending workloads) and the decisions expected.
+
+#include "rota/admission/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace rota::admission {
+namespace {
+
+constexpr int64_t kGpu = 1000;  // one GPU in milli-units
+const std::string kGpuName = "nvidia.com/gpu";
+
+// ---- builders ----------------------------------------------------------------------------
+
+FlavorSpec Flavor(const std::string& name, std::map<std::string, std::string> labels = {},
+                  std::vector<Taint> taints = {}) {
+  return {name, std::move(labels), std::move(taints)};
+}
+
+QuotaSpec Gpus(int64_t nominal, std::optional<int64_t> borrow = std::nullopt,
+               std::optional<int64_t> lend = std::nullopt) {
+  return {kGpuName, nominal * kGpu, borrow ? std::optional<int64_t>(*borrow * kGpu) : std::nullopt,
+          lend ? std::optional<int64_t>(*lend * kGpu) : std::nullopt};
+}
+
+// One resource group covering nvidia.com/gpu, with the flavors in order.
+std::vector<ResourceGroupSpec> GpuGroup(std::vector<std::pair<std::string, QuotaSpec>> flavors) {
+  ResourceGroupSpec g;
+  g.covered_resources = {kGpuName};
+  for (auto& [name, quota] : flavors) g.flavors.push_back({name, {quota}});
+  return {g};
+}
+
+ClusterQueueSpec Queue(const std::string& name, const std::string& cohort,
+                       std::vector<ResourceGroupSpec> groups) {
+  ClusterQueueSpec q;
+  q.name = name;
+  q.cohort = cohort;
+  q.resource_groups = std::move(groups);
+  return q;
+}
+
+PodSetSpec Pods(int32_t count, int64_t gpus_each, const std::string& name = "main") {
+  PodSetSpec ps;
+  ps.name = name;
+  ps.count = count;
+  ps.per_pod[kGpuName] = gpus_each * kGpu;
+  return ps;
+}
+
+WorkloadSpec Pending(const std::string& key, const std::string& cq, int32_t priority,
+                     int64_t created, std::vector<PodSetSpec> pod_sets) {
+  WorkloadSpec w;
+  w.key = key;
+  w.cluster_queue = cq;
+  w.priority = priority;
+  w.creation_time = created;
+  w.pod_sets = std::move(pod_sets);
+  return w;
+}
+
+// An admitted workload holding `gpus` of `flavor` in `cq` (one pod).
+WorkloadSpec Admitted(const std::string& key, const std::string& cq, int32_t priority,
+                      int64_t gpus, int64_t admitted_at, const std::string& flavor = "a100") {
+  WorkloadSpec w = Pending(key, cq, priority, admitted_at, {Pods(1, gpus)});
+  AdmissionSpec a;
+  a.cluster_queue = cq;
+  a.pod_sets.push_back({"main", 1, {{kGpuName, flavor}}, {{kGpuName, gpus * kGpu}}});
+  w.admission = a;
+  w.admission_time = admitted_at;
+  return w;
+}
+
+std::vector<std::string> AdmittedKeys(const Decisions& d) {
+  std::vector<std::string> out;
+  for (const auto& a : d.admitted) out.push_back(a.workload);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> PreemptedKeys(const Decisions& d) {
+  std::vector<std::string> out;
+  for (const auto& p : d.preempted) out.push_back(p.workload + ":" + ToString(p.reason));
+  return out;
+}
+
+const PendingDecision* FindPending(const Decisions& d, const std::string& key) {
+  for (const auto& p : d.pending)
+    if (p.workload == key) return &p;
+  return nullptr;
+}
+
+const AdmitDecision* FindAdmitted(const Decisions& d, const std::string& key) {
+  for (const auto& a : d.admitted)
+    if (a.workload == key) return &a;
+  return nullptr;
+}
+
+using Keys = std::vector<std::string>;
+
+// ---- quotas ------------------------------------------------------------------------------
+
+TEST(EngineQuotaTest, AdmitsWhatFitsAndExplainsTheRest) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("team-a", "", GpuGroup({{"a100", Gpus(8)}}))};
+  s.workloads = {Pending("ns/w1", "team-a", 0, 1, {Pods(1, 4)}),
+                 Pending("ns/w2", "team-a", 0, 2, {Pods(1, 3)}),
+                 Pending("ns/w3", "team-a", 0, 3, {Pods(1, 2)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/w1", "ns/w2"}));
+  const PendingDecision* p = FindPending(d, "ns/w3");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->reason, "WaitingForQuota");
+  EXPECT_EQ(p->message,
+            "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu "
+            "in flavor a100, 1 more needed");
+  EXPECT_EQ(FindAdmitted(d, "ns/w1")->pod_sets[0].flavors.at(kGpuName), "a100");
+  EXPECT_EQ(FindAdmitted(d, "ns/w1")->pod_sets[0].usage.at(kGpuName), 4 * kGpu);
+}
+
+TEST(EngineQuotaTest, GangIsNeverSplit) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("team-a", "", GpuGroup({{"a100", Gpus(8)}}))};
+  s.workloads = {Pending("ns/gang", "team-a", 0, 1, {Pods(3, 4)})};  // 12 GPUs, all or nothing
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.admitted.empty());
+  EXPECT_EQ(FindPending(d, "ns/gang")->reason, "ExceedsMaxQuota");
+  EXPECT_EQ(FindPending(d, "ns/gang")->message,
+            "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in "
+            "flavor a100, request > maximum capacity (12 > 8)");
+}
+
+TEST(EngineQuotaTest, AllPodSetsAreAdmittedTogether) {
+  Snapshot s;
+  s.flavors = {Flavor("a100"), Flavor("cpu")};
+  ResourceGroupSpec cpu{{"cpu"}, {{"cpu", {{"cpu", 16000, {}, {}}}}}};
+  auto groups = GpuGroup({{"a100", Gpus(8)}});
+  groups.push_back(cpu);
+  s.cluster_queues = {Queue("team-a", "", groups)};
+  PodSetSpec driver;
+  driver.name = "driver";
+  driver.per_pod["cpu"] = 4000;
+  WorkloadSpec w = Pending("ns/job", "team-a", 0, 1, {driver, Pods(2, 4, "workers")});
+  s.workloads = {w};
+  Decisions d = Schedule(s);
+  ASSERT_EQ(AdmittedKeys(d), (Keys{"ns/job"}));
+  const auto& ps = FindAdmitted(d, "ns/job")->pod_sets;
+  ASSERT_EQ(ps.size(), 2u);
+  EXPECT_EQ(ps[0].flavors.at("cpu"), "cpu");
+  EXPECT_EQ(ps[1].flavors.at(kGpuName), "a100");
+  EXPECT_EQ(ps[1].usage.at(kGpuName), 8 * kGpu);
+
+  // One more CPU than the queue has: nothing of it is admitted.
+  s.workloads[0].pod_sets[0].per_pod["cpu"] = 17000;
+  d = Schedule(s);
+  EXPECT_TRUE(d.admitted.empty());
+  EXPECT_EQ(FindPending(d, "ns/job")->reason, "ExceedsMaxQuota");
+}
+
+TEST(EngineQuotaTest, UncoveredResourceHasNoFlavor) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("team-a", "", GpuGroup({{"a100", Gpus(8)}}))};
+  WorkloadSpec w = Pending("ns/mig", "team-a", 0, 1, {Pods(1, 1)});
+  w.pod_sets[0].per_pod = {{"nvidia.com/mig-1g.10gb", 1000}};
+  s.workloads = {w};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(FindPending(d, "ns/mig")->reason, "NoMatchingFlavor");
+  EXPECT_EQ(FindPending(d, "ns/mig")->message,
+            "couldn't assign flavors to pod set main: resource nvidia.com/mig-1g.10gb unavailable "
+            "in ClusterQueue team-a");
+}
+
+// ---- cohorts -----------------------------------------------------------------------------
+
+TEST(EngineCohortTest, BorrowsUnusedQuotaUpToTheBorrowingLimit) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("a", "pool", GpuGroup({{"a100", Gpus(8)}})),
+                      Queue("b", "pool", GpuGroup({{"a100", Gpus(8)}}))};
+  s.workloads = {Pending("ns/big", "a", 0, 1, {Pods(3, 4)})};
+  Decisions d = Schedule(s);
+  ASSERT_EQ(AdmittedKeys(d), (Keys{"ns/big"}));
+  EXPECT_TRUE(d.admitted[0].borrowing);
+
+  s.cluster_queues[0] = Queue("a", "pool", GpuGroup({{"a100", Gpus(8, 2)}}));
+  d = Schedule(s);
+  EXPECT_TRUE(d.admitted.empty());
+  EXPECT_EQ(FindPending(d, "ns/big")->message,
+            "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in "
+            "flavor a100, request > maximum capacity (12 > 10)");
+}
+
+TEST(EngineCohortTest, LendingLimitKeepsPartOfTheQuotaHome) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("a", "pool", GpuGroup({{"a100", Gpus(8)}})),
+                      Queue("b", "pool", GpuGroup({{"a100", Gpus(8, std::nullopt, 2)}}))};
+  s.workloads = {Pending("ns/ten", "a", 0, 1, {Pods(1, 10)}),
+                 Pending("ns/eleven", "a", 0, 2, {Pods(1, 11)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/ten"}));
+  EXPECT_EQ(FindPending(d, "ns/eleven")->reason, "ExceedsMaxQuota");
+}
+
+TEST(EngineCohortTest, MultiLevelCohortsShareQuotaUpTheTree) {
+  // org (own 4 GPUs) <- research (borrowing limit 2) <- r1 (4)
+  //                  <- p1 (4)
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cohorts = {{"org", "", GpuGroup({{"a100", Gpus(4)}}), 1000},
+               {"research", "org", {}, 1000}};
+  s.cluster_queues = {Queue("r1", "research", GpuGroup({{"a100", Gpus(4)}})),
+                      Queue("p1", "org", GpuGroup({{"a100", Gpus(4)}}))};
+  s.workloads = {Pending("ns/twelve", "r1", 0, 1, {Pods(1, 12)})};
+  EXPECT_EQ(AdmittedKeys(Schedule(s)), (Keys{"ns/twelve"}));
+  s.workloads = {Pending("ns/thirteen", "r1", 0, 1, {Pods(1, 13)})};
+  EXPECT_EQ(FindPending(Schedule(s), "ns/thirteen")->reason, "ExceedsMaxQuota");
+
+  // research may take at most 2 GPUs from org: r1 gets its 4 plus 2.
+  s.cohorts[1].resource_groups = GpuGroup({{"a100", Gpus(0, 2)}});
+  s.workloads = {Pending("ns/six", "r1", 0, 1, {Pods(1, 6)}),
+                 Pending("ns/one", "r1", 0, 2, {Pods(1, 1)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/six"}));
+  EXPECT_EQ(FindPending(d, "ns/one")->reason, "WaitingForQuota");
+}
+
+TEST(EngineCohortTest, CohortCycleMakesItsQueuesInactive) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cohorts = {{"x", "y", {}, 1000}, {"y", "x", {}, 1000}};
+  s.cluster_queues = {Queue("q", "x", GpuGroup({{"a100", Gpus(4)}}))};
+  s.workloads = {Pending("ns/w", "q", 0, 1, {Pods(1, 1)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(FindPending(d, "ns/w")->reason, "Inadmissible");
+  EXPECT_EQ(FindPending(d, "ns/w")->message,
+            "ClusterQueue q is inactive: cohort x is on a cycle of parents: x -> y -> x");
+}
+
+// ---- flavors -----------------------------------------------------------------------------
+
+TEST(EngineFlavorTest, FallsBackToTheNextFlavorInOrder) {
+  // MIG slices: the dedicated MIG node first, then the mixed one.
+  Snapshot s;
+  s.flavors = {Flavor("mig-dedicated"), Flavor("mig-mixed")};
+  const std::string mig = "nvidia.com/mig-1g.10gb";
+  ResourceGroupSpec g{{mig},
+                      {{"mig-dedicated", {{mig, 7000, {}, {}}}}, {"mig-mixed", {{mig, 1000, {}, {}}}}}};
+  s.cluster_queues = {Queue("notebooks", "", {g})};
+  for (int i = 0; i < 9; ++i) {
+    WorkloadSpec w = Pending("ns/nb-" + std::to_string(i), "notebooks", 0, i, {Pods(1, 1)});
+    w.pod_sets[0].per_pod = {{mig, 1000}};
+    s.workloads.push_back(w);
+  }
+  Decisions d = Schedule(s);
+  ASSERT_EQ(d.admitted.size(), 8u);
+  EXPECT_EQ(FindAdmitted(d, "ns/nb-6")->pod_sets[0].flavors.at(mig), "mig-dedicated");
+  EXPECT_EQ(FindAdmitted(d, "ns/nb-7")->pod_sets[0].flavors.at(mig), "mig-mixed");
+  EXPECT_EQ(FindPending(d, "ns/nb-8")->message,
+            "couldn't assign flavors to pod set main: insufficient unused quota for "
+            "nvidia.com/mig-1g.10gb in flavor mig-dedicated, 1 more needed; insufficient unused "
+            "quota for nvidia.com/mig-1g.10gb in flavor mig-mixed, 1 more needed");
+}
+
+TEST(EngineFlavorTest, TaintsAndNodeSelectorsRuleFlavorsOut) {
+  Snapshot s;
+  s.flavors = {Flavor("a100", {{"gpu", "a100"}}, {{"nvidia.com/gpu", "present", TaintEffect::kNoSchedule}}),
+               Flavor("h100", {{"gpu", "h100"}})};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(4)}, {"h100", Gpus(4)}}))};
+  WorkloadSpec untolerating = Pending("ns/plain", "q", 0, 1, {Pods(1, 1)});
+  WorkloadSpec tolerating = Pending("ns/tolerant", "q", 0, 2, {Pods(1, 1)});
+  tolerating.pod_sets[0].tolerations = {{"nvidia.com/gpu", true, "", std::nullopt}};
+  WorkloadSpec wants_a100 = Pending("ns/picky", "q", 0, 3, {Pods(1, 1)});
+  wants_a100.pod_sets[0].node_selector = {{"gpu", "a100"}};
+  s.workloads = {untolerating, tolerating, wants_a100};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(FindAdmitted(d, "ns/plain")->pod_sets[0].flavors.at(kGpuName), "h100");
+  EXPECT_EQ(FindAdmitted(d, "ns/tolerant")->pod_sets[0].flavors.at(kGpuName), "a100");
+  EXPECT_EQ(FindPending(d, "ns/picky")->reason, "NoMatchingFlavor");
+  EXPECT_EQ(FindPending(d, "ns/picky")->message,
+            "couldn't assign flavors to pod set main: untolerated taint "
+            "{nvidia.com/gpu=present:NoSchedule} in flavor a100; flavor h100 doesn't match node "
+            "affinity");
+}
+
+TEST(EngineFlavorTest, TryNextFlavorBeforeBorrowing) {
+  Snapshot s;
+  s.flavors = {Flavor("a100"), Flavor("h100")};
+  s.cluster_queues = {Queue("a", "pool", GpuGroup({{"a100", Gpus(2)}, {"h100", Gpus(4)}})),
+                      Queue("b", "pool", GpuGroup({{"a100", Gpus(8)}, {"h100", Gpus(0)}}))};
+  s.workloads = {Pending("ns/w", "a", 0, 1, {Pods(1, 4)})};
+  // Default (MayStopSearch): borrows a100 from b.
+  Decisions d = Schedule(s);
+  EXPECT_EQ(FindAdmitted(d, "ns/w")->pod_sets[0].flavors.at(kGpuName), "a100");
+  EXPECT_TRUE(FindAdmitted(d, "ns/w")->borrowing);
+  // TryNextFlavor: h100 fits without borrowing.
+  s.cluster_queues[0].when_can_borrow = FungibilityPolicy::kTryNextFlavor;
+  d = Schedule(s);
+  EXPECT_EQ(FindAdmitted(d, "ns/w")->pod_sets[0].flavors.at(kGpuName), "h100");
+  EXPECT_FALSE(FindAdmitted(d, "ns/w")->borrowing);
+}
+
+TEST(EngineFlavorTest, PartialAdmissionTakesTheLargestCountThatFits) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(8)}}))};
+  WorkloadSpec sweep = Pending("ns/sweep", "q", 0, 2, {Pods(8, 1)});
+  sweep.pod_sets[0].min_count = 2;
+  s.workloads = {Admitted("ns/running", "q", 0, 3, 1), sweep};
+  Decisions d = Schedule(s);
+  ASSERT_EQ(AdmittedKeys(d), (Keys{"ns/sweep"}));
+  EXPECT_EQ(d.admitted[0].pod_sets[0].count, 5);
+  EXPECT_EQ(d.admitted[0].pod_sets[0].usage.at(kGpuName), 5 * kGpu);
+
+  s.workloads[0] = Admitted("ns/running", "q", 0, 7, 1);  // 1 left < minCount 2
+  d = Schedule(s);
+  EXPECT_TRUE(d.admitted.empty());
+}
+
+// ---- order -------------------------------------------------------------------------------
+
+TEST(EngineOrderTest, HigherPriorityFirstThenOlderThenName) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(4)}}))};
+  s.workloads = {Pending("ns/old-low", "q", 0, 1, {Pods(1, 4)}),
+                 Pending("ns/new-high", "q", 10, 5, {Pods(1, 4)})};
+  EXPECT_EQ(AdmittedKeys(Schedule(s)), (Keys{"ns/new-high"}));
+  s.workloads = {Pending("ns/b", "q", 0, 1, {Pods(1, 4)}), Pending("ns/a", "q", 0, 1, {Pods(1, 4)})};
+  EXPECT_EQ(AdmittedKeys(Schedule(s)), (Keys{"ns/a"}));
+}
+
+TEST(EngineOrderTest, StrictFifoBlocksBehindItsHeadBestEffortDoesNot) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(4)}}))};
+  s.workloads = {Admitted("ns/running", "q", 0, 2, 1), Pending("ns/head", "q", 0, 2, {Pods(1, 4)}),
+                 Pending("ns/small", "q", 0, 3, {Pods(1, 1)})};
+  EXPECT_EQ(AdmittedKeys(Schedule(s)), (Keys{"ns/small"}));
+
+  s.cluster_queues[0].queueing_strategy = QueueingStrategy::kStrictFIFO;
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.admitted.empty());
+  EXPECT_EQ(FindPending(d, "ns/small")->reason, "WaitingForQuota");
+  EXPECT_EQ(FindPending(d, "ns/small")->message,
+            "waiting behind ns/head, which is ahead of it in StrictFIFO ClusterQueue q");
+}
+
+TEST(EngineOrderTest, AdmitsEverythingThatFitsInOnePass) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  for (int q = 0; q < 3; ++q) {
+    s.cluster_queues.push_back(Queue("q" + std::to_string(q), "", GpuGroup({{"a100", Gpus(4)}})));
+    for (int i = 0; i < 4; ++i) {
+      s.workloads.push_back(Pending("ns/w" + std::to_string(q) + std::to_string(i),
+                                    "q" + std::to_string(q), 0, i, {Pods(1, 1)}));
+    }
+  }
+  EXPECT_EQ(Schedule(s).admitted.size(), 12u);
+}
+
+TEST(EngineOrderTest, StoppedAndMissingQueuesAdmitNothing) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(4)}}))};
+  s.cluster_queues[0].stopped = true;
+  WorkloadSpec lost = Pending("ns/lost", "", 0, 1, {Pods(1, 1)});
+  lost.inadmissible_reason = "Inadmissible";
+  lost.inadmissible_message = "LocalQueue gpu doesn't exist";
+  s.workloads = {Pending("ns/held", "q", 0, 1, {Pods(1, 1)}),
+                 Pending("ns/orphan", "gone", 0, 1, {Pods(1, 1)}), lost};
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.admitted.empty());
+  EXPECT_EQ(FindPending(d, "ns/held")->reason, "Stopped");
+  EXPECT_EQ(FindPending(d, "ns/held")->message, "ClusterQueue q is stopped");
+  EXPECT_EQ(FindPending(d, "ns/orphan")->message, "ClusterQueue gone doesn't exist");
+  EXPECT_EQ(FindPending(d, "ns/lost")->message, "LocalQueue gpu doesn't exist");
+}
+
+// ---- preemption --------------------------------------------------------------------------
+
+TEST(EnginePreemptionTest, WithinClusterQueueLowerPriority) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(8)}}))};
+  s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerPriority;
+  s.workloads = {Admitted("ns/low", "q", 0, 8, 1), Pending("ns/high", "q", 10, 5, {Pods(1, 8)}),
+                 Pending("ns/peer", "q", 0, 6, {Pods(1, 8)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/high"}));
+  EXPECT_EQ(PreemptedKeys(d), (Keys{"ns/low:InClusterQueue"}));
+  EXPECT_EQ(d.preempted[0].preemptor, "ns/high");
+  // Nothing of lower priority is left for the peer to preempt.
+  EXPECT_EQ(FindPending(d, "ns/peer")->reason, "WaitingForQuota");
+  EXPECT_NE(FindPending(d, "ns/peer")->message.find("; no workload can be preempted to make room"),
+            std::string::npos);
+
+  s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kNever;
+  d = Schedule(s);
+  EXPECT_TRUE(d.preempted.empty());
+  EXPECT_EQ(FindPending(d, "ns/high")->message,
+            "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu "
+            "in flavor a100, 8 more needed");
+}
+
+TEST(EnginePreemptionTest, LowerOrNewerEqualPriority) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(4)}}))};
+  s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerOrNewerEqualPriority;
+  WorkloadSpec newer = Admitted("ns/newer", "q", 5, 4, 9);
+  newer.creation_time = 9;
+  s.workloads = {newer, Pending("ns/older", "q", 5, 1, {Pods(1, 4)})};
+  EXPECT_EQ(PreemptedKeys(Schedule(s)), (Keys{"ns/newer:InClusterQueue"}));
+}
+
+TEST(EnginePreemptionTest, ChoosesAMinimalSetOfVictims) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(5)}}))};
+  s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerPriority;
+  // small is tried first (lowest priority) but is not needed once big is gone.
+  s.workloads = {Admitted("ns/small", "q", 0, 1, 3), Admitted("ns/big", "q", 1, 4, 1),
+                 Pending("ns/preemptor", "q", 5, 9, {Pods(1, 4)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(PreemptedKeys(d), (Keys{"ns/big:InClusterQueue"}));
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/preemptor"}));
+}
+
+TEST(EnginePreemptionTest, MostRecentlyAdmittedGoFirst) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(4)}}))};
+  s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerPriority;
+  s.workloads = {Admitted("ns/first", "q", 0, 2, 1), Admitted("ns/second", "q", 0, 2, 2),
+                 Pending("ns/p", "q", 5, 9, {Pods(1, 2)})};
+  EXPECT_EQ(PreemptedKeys(Schedule(s)), (Keys{"ns/second:InClusterQueue"}));
+}
+
+TEST(EnginePreemptionTest, ReclaimsLentQuotaFromBorrowers) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("a", "pool", GpuGroup({{"a100", Gpus(4)}})),
+                      Queue("b", "pool", GpuGroup({{"a100", Gpus(4)}}))};
+  s.cluster_queues[0].reclaim_within_cohort = ReclaimWithinCohort::kAny;
+  // b runs 8 GPUs: 4 of its own and 4 borrowed from a.
+  s.workloads = {Admitted("ns/b-own", "b", 9, 4, 1), Admitted("ns/b-borrowed", "b", 9, 4, 2),
+                 Pending("ns/a-needs", "a", 0, 3, {Pods(1, 4)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(PreemptedKeys(d), (Keys{"ns/b-borrowed:InCohortReclamation"}));
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/a-needs"}));
+
+  s.cluster_queues[0].reclaim_within_cohort = ReclaimWithinCohort::kLowerPriority;
+  EXPECT_TRUE(Schedule(s).preempted.empty());  // the borrower has the higher priority
+  s.cluster_queues[0].reclaim_within_cohort = ReclaimWithinCohort::kNever;
+  EXPECT_TRUE(Schedule(s).preempted.empty());
+}
+
+TEST(EnginePreemptionTest, BorrowWithinCohortBelowTheThreshold) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("a", "pool", GpuGroup({{"a100", Gpus(2)}})),
+                      Queue("b", "pool", GpuGroup({{"a100", Gpus(6)}})),
+                      Queue("c", "pool", GpuGroup({{"a100", Gpus(0)}}))};
+  s.cluster_queues[0].reclaim_within_cohort = ReclaimWithinCohort::kLowerPriority;
+  s.cluster_queues[0].borrow_within_cohort = BorrowWithinCohort::kLowerPriority;
+  s.cluster_queues[0].borrow_max_priority_threshold = 5;
+  s.workloads = {Admitted("ns/a-run", "a", 10, 2, 1), Admitted("ns/b-run", "b", 0, 2, 2),
+                 Admitted("ns/c-borrow", "c", 0, 4, 3),
+                 Pending("ns/a-more", "a", 10, 4, {Pods(1, 2)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(PreemptedKeys(d), (Keys{"ns/c-borrow:InCohortReclaimWhileBorrowing"}));
+
+  s.cluster_queues[0].borrow_max_priority_threshold = -1;  // c-borrow (0) is above it
+  EXPECT_TRUE(Schedule(s).preempted.empty());
+}
+
+TEST(EnginePreemptionTest, CriticalTierIsNeverAVictimAndNeverBorrows) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("serve", "pool", GpuGroup({{"a100", Gpus(4)}})),
+                      Queue("train", "pool", GpuGroup({{"a100", Gpus(4)}}))};
+  s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerPriority;
+  WorkloadSpec critical_running = Admitted("ns/serve-old", "serve", 0, 4, 1);
+  critical_running.preemptible = false;
+  WorkloadSpec critical_big = Pending("ns/serve-big", "serve", 1000, 2, {Pods(1, 6)});
+  critical_big.preemptible = false;
+  s.workloads = {critical_running, critical_big, Pending("ns/hi", "serve", 500, 3, {Pods(1, 2)})};
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.preempted.empty());
+  EXPECT_EQ(FindPending(d, "ns/serve-big")->reason, "ExceedsMaxQuota");
+  EXPECT_EQ(FindPending(d, "ns/serve-big")->message,
+            "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in "
+            "flavor a100, request > maximum capacity (6 > 4) for a workload that never borrows");
+  // A preemptible workload may borrow train's idle quota instead.
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/hi"}));
+}
+
+TEST(EnginePreemptionTest, FairSharingTakesBackFromTheLargestShare) {
+  Snapshot s;
+  s.fair_sharing = true;
+  s.flavors = {Flavor("a100")};
+  s.cohorts = {{"pool", "", GpuGroup({{"a100", Gpus(8)}}), 1000}};
+  s.cluster_queues = {Queue("a", "pool", GpuGroup({{"a100", Gpus(0)}})),
+                      Queue("b", "pool", GpuGroup({{"a100", Gpus(0)}}))};
+  s.cluster_queues[0].reclaim_within_cohort = ReclaimWithinCohort::kAny;
+  for (int i = 0; i < 8; ++i) s.workloads.push_back(Admitted("ns/b" + std::to_string(i), "b", 0, 1, i));
+  for (int i = 0; i < 6; ++i)
+    s.workloads.push_back(Pending("ns/a" + std::to_string(i), "a", 0, 10 + i, {Pods(1, 1)}));
+  Decisions d = Schedule(s);
+  // a takes turns until the shares are even: 4 and 4.
+  EXPECT_EQ(d.admitted.size(), 4u);
+  EXPECT_EQ(d.preempted.size(), 4u);
+  for (const auto& p : d.preempted) EXPECT_EQ(p.reason, PreemptionReason::kInCohortFairSharing);
+}
+
+TEST(EngineFairSharingTest, QueuesTakeTurnsByShare) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cohorts = {{"pool", "", GpuGroup({{"a100", Gpus(8)}}), 1000}};
+  s.cluster_queues = {Queue("a", "pool", GpuGroup({{"a100", Gpus(0)}})),
+                      Queue("b", "pool", GpuGroup({{"a100", Gpus(0)}}))};
+  for (int i = 0; i < 6; ++i) {
+    s.workloads.push_back(Pending("ns/a" + std::to_string(i), "a", 0, i, {Pods(1, 1)}));
+    s.workloads.push_back(Pending("ns/b" + std::to_string(i), "b", 0, 100 + i, {Pods(1, 1)}));
+  }
+  auto count_in = [](const Decisions& d, const std::string& cq) {
+    return std::count_if(d.admitted.begin(), d.admitted.end(),
+                         [&](const AdmitDecision& a) { return a.cluster_queue == cq; });
+  };
+  Decisions fifo = Schedule(s);
+  EXPECT_EQ(count_in(fifo, "a"), 6);
+  EXPECT_EQ(count_in(fifo, "b"), 2);
+  s.fair_sharing = true;
+  Decisions fair = Schedule(s);
+  EXPECT_EQ(count_in(fair, "a"), 4);
+  EXPECT_EQ(count_in(fair, "b"), 4);
+  // Weight 3 against 1: b gets three GPUs for each of a's.
+  s.cluster_queues[1].fair_weight_milli = 3000;
+  Decisions weighted = Schedule(s);
+  EXPECT_EQ(count_in(weighted, "a"), 2);
+  EXPECT_EQ(count_in(weighted, "b"), 6);
+}
+
+}  // namespace
+}  // namespace rota::admission
