@@ -134,6 +134,16 @@ struct Workload {
   Needs usage;      // what it holds, when admitted
 };
 
+// The result of assigning flavors to a whole workload at some set of counts.
+struct Assignment {
+  Mode mode = Mode::kFit;
+  bool borrowing = false;
+  std::vector<PodSetAdmission> pod_sets;
+  Needs needs;
+  std::string reason;
+  std::string message;
+};
+
 struct ClusterQueue {
   const ClusterQueueSpec* spec = nullptr;
   int node = -1;
@@ -146,20 +156,13 @@ struct ClusterQueue {
   std::vector<Group> groups;
   std::unordered_map<int, int> group_of_resource;  // resource -> group
   std::vector<int> admitted;  // workload indices holding quota here
+  // Assignments of unconstrained workloads by shape, valid while the queue's tree is unchanged:
+  // a deep queue of look-alike workloads is assigned once per change, not once per workload.
+  std::unordered_map<std::string, std::pair<uint64_t, Assignment>> assignment_cache;
   // A cached failed preemption search, valid while the tree is unchanged.
   uint64_t failed_version = ~0ull;
   int32_t failed_priority = 0;
   Needs failed_needs;
-};
-
-// The result of assigning flavors to a whole workload at some set of counts.
-struct Assignment {
-  Mode mode = Mode::kFit;
-  bool borrowing = false;
-  std::vector<PodSetAdmission> pod_sets;
-  Needs needs;
-  std::string reason;
-  std::string message;
 };
 
 class Scheduler {
@@ -178,6 +181,9 @@ class Scheduler {
   }
 
   Assignment Assign(const Workload& w, const std::vector<int32_t>& counts) const;
+  // Assign at full counts, through the queue's cache when the workload has no placement
+  // constraints of its own.
+  Assignment CachedAssign(const Workload& w, ClusterQueue& cq);
   bool Fits(const ClusterQueue& cq, const Workload& w, const Needs& needs) const;
   bool WithinNominal(const ClusterQueue& cq, const Needs& needs) const;
   std::optional<std::vector<PreemptDecision>> FindVictims(int wi, const Needs& needs);
@@ -204,7 +210,7 @@ class Scheduler {
   std::unordered_map<int, int> cq_of_node_;
   std::vector<Workload> wls_;
   std::vector<int> pending_;  // indices into wls_, in scheduling order
-  std::map<int, std::string> pending_reason_, pending_message_;
+  std::vector<std::string> pending_reason_, pending_message_;  // per workload
   std::set<int> blocked_cqs_;  // StrictFIFO queues whose head did not fit
   std::map<int, std::string> blocked_by_;
 };
@@ -408,19 +414,46 @@ Assignment Scheduler::Assign(const Workload& w, const std::vector<int32_t>& coun
         bool borrow;
       };
       std::vector<Option> options;
-      std::vector<std::string> notes;
+      // Why flavors fell short, formatted only if the workload stays pending.
+      struct Note {
+        enum Kind { kText, kUnused, kMax } kind;
+        std::string text;  // kText
+        int flavor = 0, resource = 0;
+        int64_t need = 0, limit = 0;
+      };
+      std::vector<Note> notes;
+      auto format_notes = [&] {
+        std::string text;
+        for (const Note& n : notes) {
+          if (!text.empty()) text += "; ";
+          const std::string& rname = resource_names_[n.resource];
+          const std::string& fname = flavor_specs_[n.flavor]->name;
+          switch (n.kind) {
+            case Note::kText: text += n.text; break;
+            case Note::kUnused:
+              text += "insufficient unused quota for " + rname + " in flavor " + fname + ", " +
+                      Amount(n.need - std::max<int64_t>(0, n.limit)) + " more needed";
+              break;
+            case Note::kMax:
+              text += "insufficient quota for " + rname + " in flavor " + fname +
+                      ", request > maximum capacity (" + Amount(n.need) + " > " + Amount(n.limit) +
+                      ")" + (critical ? " for a workload that never borrows" : "");
+              break;
+          }
+        }
+        return "couldn't assign flavors to pod set " + ps.name + ": " + text;
+      };
       bool all_exceed = true, any_eligible = false;
       for (int f : group.flavors) {
         const FlavorSpec* spec = flavor_specs_[f];
         std::string mismatch = FlavorMismatch(*spec, ps);
         if (!mismatch.empty()) {
-          notes.push_back(mismatch);
+          notes.push_back({Note::kText, std::move(mismatch)});
           continue;
         }
         any_eligible = true;
         Mode mode = Mode::kFit;
         bool borrow = false;
-        std::vector<std::string> flavor_notes;
         for (const auto& [ri, total] : requests) {
           const int fr = FlavorResource(f, ri);
           int64_t need = total;
@@ -432,25 +465,18 @@ Assignment Scheduler::Assign(const Workload& w, const std::vector<int32_t>& coun
             available = std::min(available, node.nominal[fr] - node.usage[fr]);
             potential = std::min(potential, node.nominal[fr]);
           }
-          const std::string& rname = resource_names_[ri];
           if (need <= available) {
             if (SatAdd(node.usage[fr], need) > node.nominal[fr]) borrow = true;
           } else if (need <= potential) {
             mode = std::max(mode, Mode::kPreempt);
             if (SatAdd(node.usage[fr], need) > node.nominal[fr]) borrow = true;
-            flavor_notes.push_back("insufficient unused quota for " + rname + " in flavor " +
-                                   spec->name + ", " + Amount(need - std::max<int64_t>(0, available)) +
-                                   " more needed");
+            notes.push_back({Note::kUnused, "", f, ri, need, available});
           } else {
             mode = Mode::kNoFit;
-            flavor_notes.push_back("insufficient quota for " + rname + " in flavor " + spec->name +
-                                   ", request > maximum capacity (" + Amount(need) + " > " +
-                                   Amount(potential) + ")" +
-                                   (critical ? " for a workload that never borrows" : ""));
+            notes.push_back({Note::kMax, "", f, ri, need, potential});
           }
         }
         if (mode != Mode::kNoFit) all_exceed = false;
-        for (auto& n : flavor_notes) notes.push_back(std::move(n));
         options.push_back({f, mode, borrow});
         // Stop the search where flavorFungibility says so.
         if (mode == Mode::kFit && !borrow) break;
@@ -476,17 +502,13 @@ Assignment Scheduler::Assign(const Workload& w, const std::vector<int32_t>& coun
       if (!chosen) {
         a.mode = Mode::kNoFit;
         a.reason = !any_eligible ? "NoMatchingFlavor" : all_exceed ? "ExceedsMaxQuota" : "WaitingForQuota";
-        std::string text;
-        for (const auto& n : notes) text += (text.empty() ? "" : "; ") + n;
-        a.message = "couldn't assign flavors to pod set " + ps.name + ": " + text;
+        a.message = format_notes();
         return a;
       }
       if (chosen->mode == Mode::kPreempt && !any_waiting) {
         any_waiting = true;
-        std::string text;
-        for (const auto& n : notes) text += (text.empty() ? "" : "; ") + n;
         a.reason = "WaitingForQuota";
-        a.message = "couldn't assign flavors to pod set " + ps.name + ": " + text;
+        a.message = format_notes();
       }
       a.mode = std::max(a.mode, chosen->mode);
       a.borrowing = a.borrowing || chosen->borrow;
@@ -497,6 +519,25 @@ Assignment Scheduler::Assign(const Workload& w, const std::vector<int32_t>& coun
     }
     a.pod_sets.push_back(std::move(psa));
   }
+  return a;
+}
+
+Assignment Scheduler::CachedAssign(const Workload& w, ClusterQueue& cq) {
+  std::vector<int32_t> counts;
+  std::string shape = w.spec->preemptible ? "p" : "c";
+  for (const auto& ps : w.spec->pod_sets) {
+    counts.push_back(ps.count);
+    if (!ps.node_selector.empty() || !ps.required_affinity.empty() || !ps.tolerations.empty()) {
+      return Assign(w, counts);
+    }
+    shape += "|" + ps.name + "#" + std::to_string(ps.count);
+    for (const auto& [resource, amount] : ps.per_pod) shape += "," + resource + "=" + std::to_string(amount);
+  }
+  const uint64_t version = tree_.TreeVersion(cq.node);
+  auto it = cq.assignment_cache.find(shape);
+  if (it != cq.assignment_cache.end() && it->second.first == version) return it->second.second;
+  Assignment a = Assign(w, counts);
+  cq.assignment_cache[shape] = {version, a};
   return a;
 }
 
@@ -537,7 +578,7 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
   ClusterQueue& cq = cqs_[cq_of_node_.at(w.cq)];
   const WorkloadSpec& ws = *w.spec;
   // A search that failed for an unchanged tree fails again for a lower priority and a larger need.
-  if (cq.failed_version == tree_.version() && ws.priority <= cq.failed_priority) {
+  if (cq.failed_version == tree_.TreeVersion(cq.node) && ws.priority <= cq.failed_priority) {
     bool larger = std::all_of(cq.failed_needs.begin(), cq.failed_needs.end(), [&](const auto& fn) {
       for (const auto& [fr, a] : needs)
         if (fr == fn.first) return a >= fn.second;
@@ -624,6 +665,7 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
       if (n.usage[fr] > n.nominal[fr]) return true;
     return false;
   };
+  const QuotaTree::Versions saved = tree_.SaveVersions(cq.node);
   std::vector<Candidate> removed;
   for (const Candidate& c : candidates) {
     if (Fits(cq, w, needs)) break;
@@ -643,7 +685,8 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
   }
   if (!Fits(cq, w, needs)) {
     for (auto it = removed.rbegin(); it != removed.rend(); ++it) Hold(wls_[it->wl], wls_[it->wl].usage);
-    cq.failed_version = tree_.version();
+    tree_.RestoreVersions(saved);  // usage is exactly as it was
+    cq.failed_version = tree_.TreeVersion(cq.node);
     cq.failed_priority = ws.priority;
     cq.failed_needs = needs;
     return std::nullopt;
@@ -675,7 +718,7 @@ bool Scheduler::TryAdmit(int wi) {
   ClusterQueue& cq = cqs_[cq_of_node_.at(w.cq)];
   std::vector<int32_t> counts;
   for (const auto& ps : ws.pod_sets) counts.push_back(ps.count);
-  Assignment a = Assign(w, counts);
+  Assignment a = CachedAssign(w, cq);
 
   std::vector<PreemptDecision> victims;
   bool ok = a.mode == Mode::kFit && Fits(cq, w, a.needs);
@@ -785,6 +828,8 @@ Decisions Scheduler::Run() {
   for (size_t i = 0; i < wls_.size(); ++i) {
     if (!wls_[i].admitted) pending_.push_back(static_cast<int>(i));
   }
+  pending_reason_.resize(wls_.size());
+  pending_message_.resize(wls_.size());
   auto before = [&](int a, int b) {
     const WorkloadSpec& x = *wls_[a].spec;
     const WorkloadSpec& y = *wls_[b].spec;
@@ -867,12 +912,12 @@ Decisions Scheduler::Run() {
     }
   }
 
-  for (int wi : pending_) {
-    if (wls_[wi].admitted_this_pass) continue;
-    out_.pending.push_back({wls_[wi].spec->key, pending_reason_[wi], pending_message_[wi]});
+  // wls_ is in key order, so the pending list comes out sorted by key.
+  for (size_t wi = 0; wi < wls_.size(); ++wi) {
+    const Workload& w = wls_[wi];
+    if (w.admitted) continue;
+    out_.pending.push_back({w.spec->key, std::move(pending_reason_[wi]), std::move(pending_message_[wi])});
   }
-  std::sort(out_.pending.begin(), out_.pending.end(),
-            [](const PendingDecision& a, const PendingDecision& b) { return a.workload < b.workload; });
   return std::move(out_);
 }
 

@@ -30,6 +30,9 @@ void QuotaTree::ComputeSubtreeQuota() {
       for (int c : nodes_[n].children) stack.push_back(c);
     }
   }
+  root_.assign(nodes_.size(), -1);
+  tree_version_.assign(nodes_.size(), 0);
+  for (int n : order) root_[n] = nodes_[n].parent < 0 ? n : root_[nodes_[n].parent];
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     QuotaNode& n = nodes_[*it];
     for (int fr = 0; fr < fr_count_; ++fr) {
@@ -68,6 +71,7 @@ int64_t QuotaTree::PotentialAvailable(int n, int fr) const {
 
 void QuotaTree::AddUsage(int n, int fr, int64_t amount) {
   ++version_;
+  ++tree_version_[root_[n]];
   while (n >= 0 && amount > 0) {
     QuotaNode& q = nodes_[n];
     const int64_t local_available = std::max<int64_t>(0, Guaranteed(n, fr) - q.usage[fr]);
@@ -80,6 +84,7 @@ void QuotaTree::AddUsage(int n, int fr, int64_t amount) {
 
 void QuotaTree::RemoveUsage(int n, int fr, int64_t amount) {
   ++version_;
+  ++tree_version_[root_[n]];
   while (n >= 0 && amount > 0) {
     QuotaNode& q = nodes_[n];
     const int64_t stored_in_parent = q.usage[fr] - Guaranteed(n, fr);

@@ -81,11 +81,29 @@ class QuotaTree {
 
   // Incremented on every usage change: lets callers cache results for an unchanged tree.
   uint64_t version() const { return version_; }
+  // Incremented on every usage change within the tree of node n's root (after
+  // ComputeSubtreeQuota): results for a queue depend only on its own tree.
+  uint64_t TreeVersion(int n) const { return tree_version_[root_[n]]; }
+
+  // Version counters of node n's tree, to put back after an experiment (a preemption search)
+  // that changed usage and then restored every change exactly.
+  struct Versions {
+    int root;
+    uint64_t version;
+    uint64_t tree_version;
+  };
+  Versions SaveVersions(int n) const { return {root_[n], version_, tree_version_[root_[n]]}; }
+  void RestoreVersions(const Versions& v) {
+    version_ = v.version;
+    tree_version_[v.root] = v.tree_version;
+  }
 
  private:
   int fr_count_ = 0;
   std::vector<QuotaNode> nodes_;
   uint64_t version_ = 0;
+  std::vector<int> root_;                // per node
+  std::vector<uint64_t> tree_version_;   // per root node
 };
 
 }  // namespace rota::admission::internal
