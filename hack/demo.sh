@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make demo`: start the local control plane with its fake GPU nodes, show them, and run a GPU Job
-# on them. The cluster keeps running afterwards so you can look around; `make cluster-down` stops it.
+# `make demo`: start the local control plane with its fake GPU nodes, show them, run a GPU Job on
+# them, and show rota's admission engine deciding a contended moment on the example platform.
+# The cluster keeps running afterwards so you can look around; `make cluster-down` stops it.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -18,6 +19,14 @@ kubectl delete job demo-train --ignore-not-found --wait=true >/dev/null
 kubectl apply -f "$REPO/examples/jobs/train-2gpu.yaml"
 kubectl wait --for=condition=Complete job/demo-train --timeout=120s
 kubectl get pods -l job-name=demo-train -o wide
+
+echo
+echo "== rota's admission engine on the example platform (examples/gpu-cluster/: 4 teams, 1 cohort,"
+echo "   32 A100s, MIG and time-sliced flavors, 3 priority tiers) at a busy moment:"
+echo "   team-vision's sweep borrows 8 GPUs; team-llm's training and critical inference arrive."
+echo "   \$ build/bin/rota simulate examples/gpu-cluster/*.yaml examples/simulate/busy-cluster.yaml"
+"$REPO/build/bin/rota" simulate "$REPO"/examples/gpu-cluster/*.yaml "$REPO/examples/simulate/busy-cluster.yaml" |
+  "$REPO/hack/summarize-decisions.sh"
 
 echo
 echo "The cluster is still running. Try it yourself:"

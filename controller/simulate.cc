@@ -1,0 +1,150 @@
+#include "simulate.h"
+
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+#include "rota/admission/engine.h"
+#include "rota/api/kueue.h"
+#include "rota/api/snapshot.h"
+#include "yaml_json.h"
+
+namespace rota::simulate {
+namespace {
+
+using api::Json;
+
+// Adds one decoded object to the state; returns "" or an error message.
+template <typename T>
+std::string Add(const Json& doc, std::vector<T>& into) {
+  Result<T> obj = api::DecodeObject<T>(doc);
+  if (!obj.ok()) return obj.status().message();
+  into.push_back(std::move(*obj));
+  return "";
+}
+
+// Reads one object (or the items of a List) into `state`.
+std::string Load(const Json& doc, const std::string& where, api::ClusterState& state, std::ostream& err) {
+  if (!doc.is_object()) return "not a Kubernetes object";
+  const std::string api_version = doc.value("apiVersion", "");
+  const std::string kind = doc.value("kind", "");
+  if (kind == "List" || (kind.size() > 4 && kind.ends_with("List") && doc.contains("items"))) {
+    const Json& items = doc.contains("items") ? doc["items"] : Json::array();
+    for (size_t i = 0; i < items.size(); ++i) {
+      std::string e = Load(items[i], where + ": items[" + std::to_string(i) + "]", state, err);
+      if (!e.empty()) return "items[" + std::to_string(i) + "]: " + e;
+    }
+    return "";
+  }
+  if (kind == "Namespace" && api_version == "v1") {
+    api::ObjectMeta meta;
+    if (doc.contains("metadata")) {
+      Status s = api::DecodeValue(doc["metadata"], "metadata", meta);
+      if (!s.ok()) return api::DescribeObject("Namespace", doc) + ": " + s.message();
+    }
+    state.namespace_labels[meta.name] = meta.labels;
+    return "";
+  }
+  if (api_version != api::kApiVersion) {
+    err << where << ": skipping " << api::DescribeObject(kind.empty() ? "object" : kind, doc)
+        << ": rota simulate reads " << api::kApiVersion << " objects and Namespaces\n";
+    return "";
+  }
+  if (kind == "ResourceFlavor") return Add(doc, state.flavors);
+  if (kind == "Cohort") return Add(doc, state.cohorts);
+  if (kind == "ClusterQueue") return Add(doc, state.cluster_queues);
+  if (kind == "LocalQueue") return Add(doc, state.local_queues);
+  if (kind == "WorkloadPriorityClass") return Add(doc, state.priority_classes);
+  if (kind == "Workload") return Add(doc, state.workloads);
+  err << where << ": skipping " << api::DescribeObject(kind.empty() ? "object" : kind, doc)
+      << ": rota does not simulate this kind\n";
+  return "";
+}
+
+Json ToJson(const admission::AdmissionSpec& a, const std::string& key) {
+  Json assignments = Json::array();
+  for (const auto& ps : a.pod_sets) {
+    assignments.push_back({{"name", ps.name}, {"count", ps.count}, {"flavors", ps.flavors}});
+  }
+  return {{"workload", key}, {"clusterQueue", a.cluster_queue}, {"podSetAssignments", assignments}};
+}
+
+}  // namespace
+
+int Run(const std::vector<std::string>& files, const Options& options, std::ostream& out,
+        std::ostream& err) {
+  api::ClusterState state;
+  state.fair_sharing = options.fair_sharing;
+  for (const std::string& file : files) {
+    std::ifstream in(file);
+    if (!in) {
+      err << file << ": cannot be read\n";
+      return 2;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    auto docs = yaml::ParseDocuments(text.str());
+    if (!docs.ok()) {
+      err << file << ": " << docs.status().message() << "\n";
+      return 2;
+    }
+    for (size_t i = 0; i < docs->size(); ++i) {
+      const Json& doc = (*docs)[i];
+      if (doc.is_null()) continue;
+      const std::string where = file + ": document " + std::to_string(i + 1);
+      std::string problem = Load(doc, where, state, err);
+      if (!problem.empty()) {
+        err << where << ": " << problem << "\n";
+        return 2;
+      }
+    }
+  }
+  auto snapshot = api::BuildSnapshot(state);
+  if (!snapshot.ok()) {
+    err << "invalid input: " << snapshot.status().message() << "\n";
+    return 2;
+  }
+
+  Json preempted = Json::array();
+  admission::Decisions last;
+  int pass = 0;
+  for (; pass < options.max_passes; ++pass) {
+    last = admission::Schedule(*snapshot);
+    if (last.admitted.empty() && last.preempted.empty()) break;
+    std::map<std::string, admission::WorkloadSpec*> by_key;
+    for (auto& w : snapshot->workloads) by_key[w.key] = &w;
+    for (const auto& p : last.preempted) {
+      // A preempted workload gives its quota back at once and is pending again.
+      admission::WorkloadSpec* w = by_key.at(p.workload);
+      w->admission.reset();
+      w->evicted = false;
+      preempted.push_back({{"workload", p.workload},
+                           {"preemptor", p.preemptor},
+                           {"reason", admission::ToString(p.reason)}});
+    }
+    for (const auto& a : last.admitted) {
+      admission::WorkloadSpec* w = by_key.at(a.workload);
+      w->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
+      w->admission_time = pass + 1;  // later passes were admitted more recently
+    }
+  }
+  if (pass == options.max_passes) {
+    err << "warning: decisions had not settled after " << options.max_passes
+        << " passes; showing the state after the last one\n";
+    last = admission::Schedule(*snapshot);
+  }
+
+  std::map<std::string, const admission::WorkloadSpec*> admitted;
+  for (const auto& w : snapshot->workloads)
+    if (w.admission) admitted[w.key] = &w;
+  Json result = {{"admitted", Json::array()}, {"preempted", preempted}, {"pending", Json::array()}};
+  for (const auto& [key, w] : admitted) result["admitted"].push_back(ToJson(*w->admission, key));
+  for (const auto& p : last.pending) {
+    result["pending"].push_back({{"workload", p.workload}, {"reason", p.reason}, {"message", p.message}});
+  }
+  out << result.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace rota::simulate

@@ -1,0 +1,31 @@
+#pragma once
+
+// `rota simulate FILE...`: runs the admission engine over Kueue objects read from YAML files and
+// prints what it decides, as JSON. The output is a stable contract for tests and tools:
+//
+//   {"admitted":  [{"workload": "ns/name", "clusterQueue": "cq",
+//                   "podSetAssignments": [{"name": "main", "count": 4,
+//                                          "flavors": {"nvidia.com/gpu": "a100"}}]}],
+//    "preempted": [{"workload": "ns/name", "preemptor": "ns/name", "reason": "InClusterQueue"}],
+//    "pending":   [{"workload": "ns/name", "reason": "WaitingForQuota", "message": "..."}]}
+//
+// `admitted` lists every workload holding quota at the end (old and new) by name; `preempted`
+// every preemption in the order it happened; `pending` what is left, by name.
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace rota::simulate {
+
+struct Options {
+  bool fair_sharing = false;
+  int max_passes = 1000;  // a bound on passes, in case preemptions never settle
+};
+
+// Returns the process exit code: 0, or 2 for invalid input (the message, naming the file,
+// document, object and field, goes to `err`). Skipped kinds are warned about on `err`.
+int Run(const std::vector<std::string>& files, const Options& options, std::ostream& out,
+        std::ostream& err);
+
+}  // namespace rota::simulate

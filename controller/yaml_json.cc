@@ -1,0 +1,74 @@
+#include "yaml_json.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <regex>
+
+namespace rota::yaml {
+namespace {
+
+using Json = nlohmann::json;
+
+Json Scalar(const YAML::Node& node) {
+  const std::string& v = node.Scalar();
+  const std::string& tag = node.Tag();
+  if (tag == "!" || tag == "tag:yaml.org,2002:str") return Json(v);  // quoted or !!str
+  static const std::regex kInt(R"([-+]?[0-9]+)");
+  static const std::regex kHex(R"(0x[0-9a-fA-F]+)");
+  static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
+  if (v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL") return Json(nullptr);
+  if (v == "true" || v == "True" || v == "TRUE") return Json(true);
+  if (v == "false" || v == "False" || v == "FALSE") return Json(false);
+  if (std::regex_match(v, kInt)) {
+    try {
+      size_t used = 0;
+      long long n = std::stoll(v, &used);
+      if (used == v.size()) return Json(static_cast<int64_t>(n));
+    } catch (const std::out_of_range&) {
+      // Falls through to a float, as JSON would carry it.
+    }
+  }
+  if (std::regex_match(v, kHex)) return Json(static_cast<int64_t>(std::stoll(v, nullptr, 16)));
+  if (std::regex_match(v, kFloat)) {
+    try {
+      return Json(std::stod(v));
+    } catch (const std::out_of_range&) {
+      return Json(v);
+    }
+  }
+  return Json(v);
+}
+
+Json Convert(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined: return Json(nullptr);
+    case YAML::NodeType::Scalar: return Scalar(node);
+    case YAML::NodeType::Sequence: {
+      Json out = Json::array();
+      for (const auto& item : node) out.push_back(Convert(item));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      Json out = Json::object();
+      for (const auto& kv : node) out[kv.first.as<std::string>()] = Convert(kv.second);
+      return out;
+    }
+  }
+  return Json(nullptr);
+}
+
+}  // namespace
+
+Result<std::vector<Json>> ParseDocuments(const std::string& text) {
+  std::vector<Json> out;
+  try {
+    for (const YAML::Node& doc : YAML::LoadAll(text)) out.push_back(Convert(doc));
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument("line " + std::to_string(e.mark.line + 1) + ", column " +
+                           std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  return out;
+}
+
+}  // namespace rota::yaml

@@ -1,0 +1,216 @@
+// `rota simulate`: files in, decisions out, errors that name the file, document, object and field.
+
+#include "simulate.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "yaml_json.h"
+
+namespace rota::simulate {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const fs::path kExamples = fs::path(ROTA_SOURCE_DIR) / "examples";
+
+class SimulateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("rota-simulate-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+  // Runs simulate; returns the exit code and fills out_/err_.
+  int Simulate(const std::vector<std::string>& files, Options options = {}) {
+    std::ostringstream out, err;
+    int code = rota::simulate::Run(files, options, out, err);
+    out_ = out.str();
+    err_ = err.str();
+    return code;
+  }
+  json Output() const { return json::parse(out_); }
+
+  fs::path dir_;
+  std::string out_, err_;
+};
+
+const char* kCluster = R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: a100}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: a100
+      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: gpu, namespace: ml}
+spec: {clusterQueue: team}
+)";
+
+std::string Workload(const std::string& name, int gpus, const std::string& extra_spec = "",
+                     const std::string& status = "") {
+  return "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: " + name +
+         ", namespace: ml, creationTimestamp: \"2026-11-01T10:00:00Z\"}\nspec:\n  queueName: gpu\n" +
+         extra_spec +
+         "  podSets:\n  - name: main\n    count: 1\n    template:\n      spec:\n        containers:\n"
+         "        - name: c\n          image: i\n          resources:\n            limits: {nvidia.com/gpu: " +
+         std::to_string(gpus) + "}\n" + status;
+}
+
+const char* kAdmittedStatus = R"(status:
+  conditions:
+  - {type: QuotaReserved, status: "True", reason: QuotaReserved, message: reserved, lastTransitionTime: "2026-11-01T10:01:00Z"}
+  admission:
+    clusterQueue: team
+    podSetAssignments:
+    - name: main
+      count: 1
+      flavors: {nvidia.com/gpu: a100}
+      resourceUsage: {nvidia.com/gpu: "4"}
+)";
+
+TEST_F(SimulateTest, TheExampleClusterAdmitsItsWorkloads) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(kExamples / "gpu-cluster")) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  ASSERT_EQ(Simulate(files), 0) << err_;
+  json out = Output();
+  ASSERT_EQ(out["admitted"].size(), 4u) << out_;
+  EXPECT_EQ(out["admitted"][2]["workload"], "team-llm/llm-finetune-70b");
+  EXPECT_EQ(out["admitted"][2]["podSetAssignments"][0]["flavors"]["nvidia.com/gpu"], "a100-80gb");
+  EXPECT_EQ(out["admitted"][2]["podSetAssignments"][0]["count"], 4);
+  EXPECT_EQ(out["admitted"][0]["podSetAssignments"][0]["flavors"]["nvidia.com/mig-1g.10gb"], "a100-mig");
+  EXPECT_TRUE(out["pending"].empty());
+  // Namespace objects are read; other kinds would be warned about.
+  EXPECT_EQ(err_, "");
+}
+
+TEST_F(SimulateTest, PreemptsAndReportsTheVictimAsPending) {
+  std::string file = Write("c.yaml", std::string(kCluster) + Workload("low", 4, "", kAdmittedStatus) +
+                                         Workload("urgent", 4,
+                                                  "  priorityClassRef: {group: kueue.x-k8s.io, kind: "
+                                                  "WorkloadPriorityClass, name: high}\n  priority: 100\n"));
+  ASSERT_EQ(Simulate({file}), 0) << err_;
+  json out = Output();
+  EXPECT_EQ(out["preempted"], json::parse(R"([{"workload": "ml/low", "preemptor": "ml/urgent", "reason": "InClusterQueue"}])"));
+  ASSERT_EQ(out["admitted"].size(), 1u);
+  EXPECT_EQ(out["admitted"][0]["workload"], "ml/urgent");
+  ASSERT_EQ(out["pending"].size(), 1u);
+  EXPECT_EQ(out["pending"][0]["workload"], "ml/low");
+  EXPECT_EQ(out["pending"][0]["reason"], "WaitingForQuota");
+}
+
+TEST_F(SimulateTest, SameOutputWhateverTheDocumentOrder) {
+  std::string forward = Write("f.yaml", std::string(kCluster) + Workload("a", 2) + Workload("b", 2) + Workload("c", 2));
+  std::string backward = Write("b.yaml", Workload("c", 2).substr(4) + Workload("b", 2) + Workload("a", 2) + "---" + kCluster);
+  ASSERT_EQ(Simulate({forward}), 0) << err_;
+  std::string first = out_;
+  ASSERT_EQ(Simulate({backward}), 0) << err_;
+  EXPECT_EQ(out_, first);
+  EXPECT_EQ(Output()["pending"][0]["message"],
+            "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in "
+            "flavor a100, 2 more needed; no workload can be preempted to make room");
+}
+
+TEST_F(SimulateTest, InvalidInputNamesFileDocumentObjectAndField) {
+  std::string file = Write("bad.yaml", R"(
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: a100}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: a100
+      resources: [{name: nvidia.com/gpu, nominalQuota: 4 GPUs}]
+)");
+  EXPECT_EQ(Simulate({file}), 2);
+  EXPECT_EQ(err_, file + ": document 2: ClusterQueue \"team\": spec.resourceGroups[0].flavors[0]"
+                         ".resources[0].nominalQuota: \"4 GPUs\" is not a valid quantity: unknown "
+                         "suffix \" GPUs\" (use one of n u m k M G T P E, Ki Mi Gi Ti Pi Ei, or an "
+                         "exponent such as e3)\n");
+  EXPECT_EQ(out_, "");
+
+  std::string broken = Write("broken.yaml", "kind: ClusterQueue\nmetadata: {name: [unclosed\n");
+  EXPECT_EQ(Simulate({broken}), 2);
+  EXPECT_NE(err_.find(broken + ": line "), std::string::npos) << err_;
+
+  EXPECT_EQ(Simulate({(dir_ / "missing.yaml").string()}), 2);
+  EXPECT_NE(err_.find("missing.yaml: cannot be read"), std::string::npos) << err_;
+
+  std::string pod = Write("pod.yaml", std::string(kCluster) + Workload("w", 1).substr(0, 0) +
+      "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ml}\n"
+      "spec:\n  queueName: gpu\n  podSets:\n  - name: main\n    template:\n      spec:\n        containers:\n"
+      "        - name: c\n          resources: {requests: {cpu: lots}}\n");
+  EXPECT_EQ(Simulate({pod}), 2);
+  EXPECT_NE(err_.find("Workload \"ml/w\": spec.podSets[0].template.spec.containers[0].resources.requests[\"cpu\"]: \"lots\" is not a valid quantity"),
+            std::string::npos) << err_;
+}
+
+TEST_F(SimulateTest, OtherKindsAreSkippedWithAWarning) {
+  std::string file = Write("mixed.yaml", std::string(kCluster) +
+                                             "---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\n");
+  ASSERT_EQ(Simulate({file}), 0);
+  EXPECT_EQ(err_, file + ": document 5: skipping Job \"train\": rota simulate reads "
+                         "kueue.x-k8s.io/v1beta2 objects and Namespaces\n");
+}
+
+TEST_F(SimulateTest, WorkloadsThatCannotQueueSayWhy) {
+  std::string file = Write("q.yaml", std::string(kCluster) +
+      Workload("nowhere", 1).replace(Workload("nowhere", 1).find("queueName: gpu"), 14, "queueName: cpu") +
+      Workload("finished", 1, "", "status:\n  conditions:\n  - {type: Finished, status: \"True\", reason: Succeeded, message: done, lastTransitionTime: \"2026-11-01T11:00:00Z\"}\n") +
+      Workload("paused", 1, "  active: false\n"));
+  ASSERT_EQ(Simulate({file}), 0) << err_;
+  json out = Output();
+  ASSERT_EQ(out["pending"].size(), 2u) << out_;  // the finished one is ignored
+  EXPECT_EQ(out["pending"][0]["workload"], "ml/nowhere");
+  EXPECT_EQ(out["pending"][0]["message"], "LocalQueue cpu doesn't exist");
+  EXPECT_EQ(out["pending"][1]["reason"], "Inactive");
+}
+
+TEST(YamlJsonTest, ResolvesScalarsLikeKubectl) {
+  auto docs = rota::yaml::ParseDocuments(
+      "a: 8\nb: \"8\"\nc: 0.5\nd: 80Gi\ne: true\nf: ~\ng: 1e3\nh: 'yes'\ni: [1, two]\n---\n---\nx: 1\n");
+  ASSERT_TRUE(docs.ok()) << docs.status().message();
+  ASSERT_EQ(docs->size(), 3u);
+  EXPECT_EQ((*docs)[0], json::parse(R"({"a": 8, "b": "8", "c": 0.5, "d": "80Gi", "e": true, "f": null,
+                                       "g": 1000.0, "h": "yes", "i": [1, "two"]})"));
+  EXPECT_TRUE((*docs)[1].is_null());
+  EXPECT_EQ((*docs)[2]["x"], 1);
+}
+
+}  // namespace
+}  // namespace rota::simulate
