@@ -1,0 +1,327 @@
+#include "rota/apiclient/client.h"
+
+#include <cctype>
+#include <cstdio>
+#include <thread>
+
+#include "transport.h"
+
+namespace rota::apiclient {
+
+namespace resources {
+const Resource kNamespaces = Resource::Core("namespaces", false);
+const Resource kPods = Resource::Core("pods");
+const Resource kEvents = Resource::Core("events");
+const Resource kConfigMaps = Resource::Core("configmaps");
+const Resource kJobs = {"batch", "v1", "jobs", true};
+const Resource kLeases = {"coordination.k8s.io", "v1", "leases", true};
+const Resource kClusterQueues = {"kueue.x-k8s.io", "v1beta2", "clusterqueues", false};
+const Resource kLocalQueues = {"kueue.x-k8s.io", "v1beta2", "localqueues", true};
+const Resource kCohorts = {"kueue.x-k8s.io", "v1beta2", "cohorts", false};
+const Resource kResourceFlavors = {"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
+const Resource kWorkloadPriorityClasses = {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false};
+const Resource kWorkloads = {"kueue.x-k8s.io", "v1beta2", "workloads", true};
+}  // namespace resources
+
+std::string ApiError::ToString() const {
+  if (code == 0) return message;
+  return std::to_string(code) + (reason.empty() ? "" : " " + reason) + ": " + message;
+}
+
+std::string UrlEncode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+Retry RetryFor(int code) {
+  if (code == 409) return Retry::kReread;
+  if (code == 410) return Retry::kRelist;
+  if (code == 0 || code == 429 || code >= 500) return Retry::kBackoff;
+  return Retry::kNo;
+}
+
+ApiError ErrorFrom(const HttpResponse& resp) {
+  ApiError e;
+  e.code = static_cast<int>(resp.status);
+  if (!resp.transport_error.empty()) {
+    e.code = 0;
+    e.message = resp.transport_error;
+    e.retry = Retry::kBackoff;
+    return e;
+  }
+  Json status = Json::parse(resp.body, nullptr, /*allow_exceptions=*/false);
+  if (status.is_object() && status.value("kind", "") == "Status") {
+    e.reason = status.value("reason", "");
+    e.message = status.value("message", "");
+    if (status.contains("details")) e.details = status["details"];
+    if (status.contains("code") && status["code"].is_number_integer()) e.code = status["code"].get<int>();
+  } else {
+    e.message = resp.body.empty() ? "HTTP " + std::to_string(resp.status) : resp.body.substr(0, 1024);
+  }
+  e.retry = RetryFor(e.code);
+  return e;
+}
+
+// Seconds from a Retry-After header (delta-seconds form), capped; 0 when absent.
+int RetryAfterSeconds(const HttpResponse& resp) {
+  auto it = resp.headers.find("retry-after");
+  if (it == resp.headers.end()) return 0;
+  try {
+    return std::clamp(std::stoi(it->second), 1, 30);
+  } catch (...) {
+    return 1;
+  }
+}
+
+const char* ContentType(PatchType t) {
+  switch (t) {
+    case PatchType::kMerge: return "Content-Type: application/merge-patch+json";
+    case PatchType::kJson: return "Content-Type: application/json-patch+json";
+    case PatchType::kStrategicMerge: return "Content-Type: application/strategic-merge-patch+json";
+    case PatchType::kApply: return "Content-Type: application/apply-patch+yaml";
+  }
+  return "";
+}
+
+}  // namespace
+
+struct Client::Request {
+  std::string method;
+  std::string path;  // with query
+  std::string body;
+  std::vector<std::string> headers;
+  bool idempotent = true;  // safe to resend after a transport error
+};
+
+Result<std::unique_ptr<Client>> Client::Create(const RestConfig& config, Clock& clock) {
+  auto t = Transport::Create(config);
+  if (!t.ok()) return t.status();
+  return std::unique_ptr<Client>(new Client(config, clock, std::move(*t)));
+}
+
+Client::Client(RestConfig config, Clock& clock, std::unique_ptr<Transport> transport)
+    : config_(std::move(config)), clock_(clock), transport_(std::move(transport)),
+      tokens_(config_.burst), last_refill_(clock.Now()) {}
+
+Client::~Client() = default;
+
+void Client::WaitForToken() {
+  if (config_.qps <= 0) return;
+  std::unique_lock<std::mutex> l(bucket_mu_);
+  while (true) {
+    const auto now = clock_.Now();
+    const double elapsed = std::chrono::duration<double>(now - last_refill_).count();
+    tokens_ = std::min<double>(config_.burst, tokens_ + elapsed * config_.qps);
+    last_refill_ = now;
+    if (tokens_ >= 1) {
+      tokens_ -= 1;
+      return;
+    }
+    const auto wait = std::chrono::duration<double>((1 - tokens_) / config_.qps);
+    l.unlock();
+    clock_.SleepFor(std::chrono::duration_cast<Clock::Duration>(wait));
+    l.lock();
+  }
+}
+
+std::string Client::Path(const Resource& r, const std::string& ns, const std::string& name,
+                         const std::string& subresource) const {
+  std::string p = r.group.empty() ? "/api/" + r.version : "/apis/" + r.group + "/" + r.version;
+  if (r.namespaced && !ns.empty()) p += "/namespaces/" + UrlEncode(ns);
+  p += "/" + r.plural;
+  if (!name.empty()) p += "/" + UrlEncode(name);
+  if (!subresource.empty()) p += "/" + subresource;
+  return p;
+}
+
+ApiResult<Json> Client::Do(const Request& req) {
+  Backoff backoff(std::chrono::milliseconds(200), std::chrono::seconds(5));
+  constexpr int kAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    WaitForToken();
+    HttpRequest h;
+    h.method = req.method;
+    h.path_and_query = req.path;
+    h.body = req.body;
+    h.headers = req.headers;
+    h.headers.push_back("Accept: application/json");
+    h.timeout_ms = static_cast<long>(config_.timeout.count());
+    ++requests_sent_;
+    HttpResponse resp = transport_->Perform(h);
+    if (resp.transport_error.empty() && resp.status >= 200 && resp.status < 300) {
+      if (resp.body.empty()) return Json::object();
+      Json body = Json::parse(resp.body, nullptr, false);
+      if (body.is_discarded()) {
+        return ApiError{static_cast<int>(resp.status), "InvalidResponse",
+                        "the apiserver sent a body that is not JSON", Json(), Retry::kBackoff};
+      }
+      return body;
+    }
+    ApiError err = ErrorFrom(resp);
+    // client-go resends on 429, on 5xx with Retry-After, and (for requests that are safe to
+    // repeat) on connection errors.
+    const int retry_after = RetryAfterSeconds(resp);
+    const bool again = (err.code == 429) || (err.code >= 500 && retry_after > 0) ||
+                       (err.code == 0 && req.idempotent);
+    if (!again || attempt >= kAttempts) return err;
+    clock_.SleepFor(retry_after > 0 ? std::chrono::duration_cast<Clock::Duration>(std::chrono::seconds(retry_after))
+                                    : std::chrono::duration_cast<Clock::Duration>(backoff.Next()));
+  }
+}
+
+ApiResult<Json> Client::Get(const Resource& r, const std::string& ns, const std::string& name,
+                            const std::string& subresource) {
+  return Do({"GET", Path(r, ns, name, subresource), "", {}, true});
+}
+
+ApiResult<List> Client::ListAll(const Resource& r, const std::string& ns, const ListOptions& o) {
+  List out;
+  std::string cont;
+  do {
+    std::string q;
+    auto add = [&](const std::string& k, const std::string& v) {
+      if (!v.empty()) q += (q.empty() ? "?" : "&") + k + "=" + UrlEncode(v);
+    };
+    add("labelSelector", o.label_selector);
+    add("fieldSelector", o.field_selector);
+    if (o.limit > 0) add("limit", std::to_string(o.limit));
+    add("continue", cont);
+    if (cont.empty()) add("resourceVersion", o.resource_version);
+    auto page = Do({"GET", Path(r, ns, "", "") + q, "", {}, true});
+    if (!page.ok()) return page.error();
+    Json& p = *page;
+    if (p.contains("items") && p["items"].is_array()) {
+      for (auto& item : p["items"]) out.items.push_back(std::move(item));
+    }
+    const Json& meta = p.contains("metadata") ? p["metadata"] : Json::object();
+    out.resource_version = meta.value("resourceVersion", "");
+    cont = meta.value("continue", "");
+  } while (!cont.empty());
+  return out;
+}
+
+ApiResult<Json> Client::Create(const Resource& r, const std::string& ns, const Json& object) {
+  return Do({"POST", Path(r, ns, "", ""), object.dump(), {"Content-Type: application/json"}, false});
+}
+
+ApiResult<Json> Client::Update(const Resource& r, const std::string& ns, const Json& object,
+                               const std::string& subresource) {
+  const std::string name = object.contains("metadata") ? object["metadata"].value("name", "") : "";
+  if (name.empty()) {
+    return ApiError{400, "Invalid", "update needs metadata.name", Json(), Retry::kNo};
+  }
+  return Do({"PUT", Path(r, ns, name, subresource), object.dump(), {"Content-Type: application/json"}, true});
+}
+
+ApiResult<Json> Client::Patch(const Resource& r, const std::string& ns, const std::string& name,
+                              PatchType type, const Json& body, const PatchOptions& o) {
+  std::string q;
+  if (!o.field_manager.empty()) q += "?fieldManager=" + UrlEncode(o.field_manager);
+  if (type == PatchType::kApply && o.force) q += std::string(q.empty() ? "?" : "&") + "force=true";
+  return Do({"PATCH", Path(r, ns, name, o.subresource) + q, body.dump(), {ContentType(type)}, true});
+}
+
+ApiResult<Json> Client::Delete(const Resource& r, const std::string& ns, const std::string& name,
+                               const DeleteOptions& o) {
+  Json body = {{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+  if (!o.precondition_uid.empty()) body["preconditions"]["uid"] = o.precondition_uid;
+  if (!o.precondition_resource_version.empty())
+    body["preconditions"]["resourceVersion"] = o.precondition_resource_version;
+  if (!o.propagation_policy.empty()) body["propagationPolicy"] = o.propagation_policy;
+  return Do({"DELETE", Path(r, ns, name, ""), body.dump(), {"Content-Type: application/json"}, true});
+}
+
+ApiResult<std::string> Client::GetRaw(const std::string& path) {
+  WaitForToken();
+  HttpRequest h;
+  h.path_and_query = path;
+  h.timeout_ms = static_cast<long>(config_.timeout.count());
+  ++requests_sent_;
+  HttpResponse resp = transport_->Perform(h);
+  if (resp.transport_error.empty() && resp.status >= 200 && resp.status < 300) return resp.body;
+  return ErrorFrom(resp);
+}
+
+ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, const WatchOptions& o,
+                                     const std::function<bool(const WatchEvent&)>& on_event,
+                                     const std::atomic<bool>* stop) {
+  std::string q = "?watch=1";
+  auto add = [&](const std::string& k, const std::string& v) {
+    if (!v.empty()) q += "&" + k + "=" + UrlEncode(v);
+  };
+  add("resourceVersion", o.resource_version);
+  add("labelSelector", o.label_selector);
+  add("fieldSelector", o.field_selector);
+  if (o.allow_bookmarks) q += "&allowWatchBookmarks=true";
+  if (o.timeout_seconds > 0) q += "&timeoutSeconds=" + std::to_string(o.timeout_seconds);
+
+  std::string last_rv = o.resource_version;
+  std::string pending;  // bytes of an incomplete line
+  std::optional<ApiError> stream_error;
+  bool caller_stopped = false;
+  auto handle_line = [&](const std::string& line) -> bool {
+    if (line.empty()) return true;
+    Json ev = Json::parse(line, nullptr, false);
+    if (!ev.is_object() || !ev.contains("type")) {
+      stream_error = ApiError{0, "InvalidResponse", "malformed watch event: " + line.substr(0, 200), Json(), Retry::kBackoff};
+      return false;
+    }
+    WatchEvent event{ev["type"].get<std::string>(), ev.contains("object") ? std::move(ev["object"]) : Json()};
+    if (event.type == "ERROR") {
+      ApiError e;
+      e.code = event.object.value("code", 0);
+      e.reason = event.object.value("reason", "");
+      e.message = event.object.value("message", "");
+      e.retry = RetryFor(e.code);
+      stream_error = e;
+      return false;
+    }
+    if (event.object.contains("metadata")) {
+      const std::string rv = event.object["metadata"].value("resourceVersion", "");
+      if (!rv.empty()) last_rv = rv;
+    }
+    if (!on_event(event)) {
+      caller_stopped = true;
+      return false;
+    }
+    return true;
+  };
+
+  WaitForToken();
+  HttpRequest h;
+  h.path_and_query = Path(r, ns, "", "") + q;
+  h.headers = {"Accept: application/json"};
+  // The server closes the stream after timeoutSeconds; allow generously more before giving up.
+  h.timeout_ms = o.timeout_seconds > 0 ? (o.timeout_seconds + 60) * 1000L : 0;
+  h.stop = stop;
+  h.on_data = [&](const char* data, size_t len) {
+    pending.append(data, len);
+    size_t start = 0, nl;
+    while ((nl = pending.find('\n', start)) != std::string::npos) {
+      if (!handle_line(pending.substr(start, nl - start))) return false;
+      start = nl + 1;
+    }
+    pending.erase(0, start);
+    return true;
+  };
+  ++requests_sent_;
+  HttpResponse resp = transport_->Perform(h);
+  if (stream_error) return *stream_error;
+  if (caller_stopped || (resp.stopped && stop && stop->load())) return last_rv;
+  if (!resp.transport_error.empty() || resp.status < 200 || resp.status >= 300) return ErrorFrom(resp);
+  if (!pending.empty() && !handle_line(pending) && stream_error) return *stream_error;
+  return last_rv;
+}
+
+}  // namespace rota::apiclient

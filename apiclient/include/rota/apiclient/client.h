@@ -1,0 +1,188 @@
+#pragma once
+
+// rota's Kubernetes REST client: verbs on any resource by group/version/resource, and watch
+// streams, over libcurl (TLS by OpenSSL, HTTP/2 when the server offers it, connections reused).
+// Errors keep the apiserver's Status and say what the caller should do next.
+//
+// Thread-safe: any thread may call any method; each call uses a pooled connection of its own.
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rota/admission/status.h"
+#include "rota/apiclient/clock.h"
+#include "rota/apiclient/config.h"
+
+namespace rota::apiclient {
+
+using Json = nlohmann::json;
+
+// What a caller should do about a failed request (client-go's meaning of the codes).
+enum class Retry {
+  kNo,       // 4xx: the request itself is wrong, or forbidden
+  kReread,   // 409 Conflict: read the object again and retry the change
+  kRelist,   // 410 Gone: the resourceVersion is too old; list again
+  kBackoff,  // 429, 5xx, timeouts, connection errors: wait and try again
+};
+
+// A failed request: the apiserver's Status when it sent one, else a transport error (code 0).
+struct ApiError {
+  int code = 0;             // HTTP status, 0 for a transport error
+  std::string reason;       // Status.reason, e.g. "Conflict", "NotFound", "Forbidden"
+  std::string message;      // Status.message, or the transport error
+  Json details;             // Status.details, if any
+  Retry retry = Retry::kNo;
+
+  bool IsNotFound() const { return code == 404; }
+  bool IsConflict() const { return code == 409; }
+  bool IsAlreadyExists() const { return code == 409 && reason == "AlreadyExists"; }
+  bool IsGone() const { return code == 410; }
+  std::string ToString() const;
+};
+
+template <typename T>
+class [[nodiscard]] ApiResult {
+ public:
+  ApiResult(T value) : v_(std::move(value)) {}      // NOLINT
+  ApiResult(ApiError error) : v_(std::move(error)) {}  // NOLINT
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  const ApiError& error() const { return std::get<ApiError>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T& value() & { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  const T& operator*() const& { return value(); }
+  T& operator*() & { return value(); }
+  const T* operator->() const { return &value(); }
+  T* operator->() { return &value(); }
+
+ private:
+  std::variant<T, ApiError> v_;
+};
+
+// A kind of resource: its API group ("" for core), version, plural name, and scope.
+struct Resource {
+  std::string group;
+  std::string version;
+  std::string plural;
+  bool namespaced = true;
+
+  static Resource Core(std::string plural, bool namespaced = true) {
+    return {"", "v1", std::move(plural), namespaced};
+  }
+};
+
+namespace resources {
+extern const Resource kNamespaces, kPods, kEvents, kConfigMaps, kJobs, kLeases;
+extern const Resource kClusterQueues, kLocalQueues, kCohorts, kResourceFlavors,
+    kWorkloadPriorityClasses, kWorkloads;
+}  // namespace resources
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int64_t limit = 500;           // page size; 0 for no pagination
+  std::string resource_version;  // "" = most recent (quorum read)
+};
+
+struct List {
+  std::string resource_version;
+  std::vector<Json> items;
+};
+
+struct WatchOptions {
+  std::string resource_version;
+  std::string label_selector;
+  std::string field_selector;
+  bool allow_bookmarks = true;
+  int timeout_seconds = 300;  // the server ends the watch after this
+};
+
+struct WatchEvent {
+  std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
+  Json object;
+};
+
+enum class PatchType { kMerge, kJson, kStrategicMerge, kApply };
+
+struct PatchOptions {
+  std::string field_manager = "rota";
+  bool force = false;        // server-side apply: take over conflicting fields
+  std::string subresource;   // e.g. "status"
+};
+
+struct DeleteOptions {
+  std::string precondition_uid;
+  std::string precondition_resource_version;
+  std::string propagation_policy;  // Foreground, Background, Orphan; "" = the resource's default
+};
+
+class Transport;
+
+class Client {
+ public:
+  // Checks the configuration (readable files, valid PEM) and prepares the transport.
+  static Result<std::unique_ptr<Client>> Create(const RestConfig& config, Clock& clock = RealClock());
+  ~Client();
+
+  ApiResult<Json> Get(const Resource& r, const std::string& ns, const std::string& name,
+                      const std::string& subresource = "");
+  // Lists every page; the List's resourceVersion is the one to watch from.
+  ApiResult<List> ListAll(const Resource& r, const std::string& ns, const ListOptions& options = {});
+  ApiResult<Json> Create(const Resource& r, const std::string& ns, const Json& object);
+  // PUT with the object's metadata.resourceVersion: a stale one fails with 409 (Retry::kReread).
+  ApiResult<Json> Update(const Resource& r, const std::string& ns, const Json& object,
+                         const std::string& subresource = "");
+  // `body` is JSON for merge, strategic-merge and apply patches, a JSON array for JSON patches.
+  ApiResult<Json> Patch(const Resource& r, const std::string& ns, const std::string& name,
+                        PatchType type, const Json& body, const PatchOptions& options = {});
+  ApiResult<Json> Delete(const Resource& r, const std::string& ns, const std::string& name,
+                         const DeleteOptions& options = {});
+
+  // Streams watch events to `on_event` until the server ends the watch, `on_event` returns false,
+  // `stop` becomes true, or an error occurs. Returns the last resourceVersion seen (to resume
+  // from). An ERROR event with code 410 is returned as an ApiError with Retry::kRelist.
+  ApiResult<std::string> Watch(const Resource& r, const std::string& ns, const WatchOptions& options,
+                               const std::function<bool(const WatchEvent&)>& on_event,
+                               const std::atomic<bool>* stop = nullptr);
+
+  // A raw GET of an absolute path (e.g. "/readyz"): the body.
+  ApiResult<std::string> GetRaw(const std::string& path);
+
+  const RestConfig& config() const { return config_; }
+  Clock& clock() { return clock_; }
+
+  // Requests sent (including retries), for tests and metrics.
+  int64_t requests_sent() const { return requests_sent_.load(); }
+
+ private:
+  Client(RestConfig config, Clock& clock, std::unique_ptr<Transport> transport);
+
+  struct Request;
+  ApiResult<Json> Do(const Request& req);
+  std::string Path(const Resource& r, const std::string& ns, const std::string& name,
+                   const std::string& subresource) const;
+  void WaitForToken();  // the client-side rate limit
+
+  RestConfig config_;
+  Clock& clock_;
+  std::unique_ptr<Transport> transport_;
+  std::atomic<int64_t> requests_sent_{0};
+  // Token bucket.
+  std::mutex bucket_mu_;
+  double tokens_;
+  Clock::TimePoint last_refill_;
+};
+
+// Builds a query string parameter value safely (percent-encoding).
+std::string UrlEncode(const std::string& s);
+
+}  // namespace rota::apiclient

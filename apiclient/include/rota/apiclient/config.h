@@ -1,0 +1,43 @@
+#pragma once
+
+// How to reach and authenticate to the apiserver: from kubeconfig files (as kubectl reads them)
+// or from inside a pod.
+
+#include <chrono>
+#include <string>
+
+#include "rota/admission/status.h"
+
+namespace rota::apiclient {
+
+struct RestConfig {
+  std::string server;  // https://host:port
+  // Trust: the CA as a PEM file or PEM data; TLS verification is on unless `insecure`.
+  std::string ca_file;
+  std::string ca_data;
+  bool insecure = false;
+  std::string tls_server_name;
+  // Credentials: a bearer token (inline or from a file, re-read as it rotates) and/or a client
+  // certificate and key (files or PEM data).
+  std::string token;
+  std::string token_file;
+  std::string client_cert_file, client_key_file;
+  std::string client_cert_data, client_key_data;
+  // Client-side limits (client-go's defaults are 5 QPS / 10 burst; a controller wants more).
+  double qps = 50;
+  int burst = 100;
+  std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+  std::string user_agent = "rota";
+};
+
+// Reads kubeconfig like kubectl: `paths` is a colon-separated list (default: $KUBECONFIG, else
+// ~/.kube/config); the files are merged, the first file to set a map entry or current-context
+// wins. `context` empty means the current context. Relative file paths in a kubeconfig are
+// relative to that file's directory. Errors name the file and the field.
+Result<RestConfig> LoadKubeconfig(const std::string& paths = "", const std::string& context = "");
+
+// The pod's service account: KUBERNETES_SERVICE_HOST/PORT, the token and CA under
+// /var/run/secrets/kubernetes.io/serviceaccount (or `root` in tests).
+Result<RestConfig> InClusterConfig(const std::string& root = "/var/run/secrets/kubernetes.io/serviceaccount");
+
+}  // namespace rota::apiclient
