@@ -8,6 +8,7 @@
 #   hack/cluster.sh down     stop exactly the processes `up` started and remove the state
 #   hack/cluster.sh status   say what is running
 #   hack/cluster.sh env      print the export line for a running cluster
+#   hack/cluster.sh restart kube-apiserver   stop one component and start it again, same flags
 #
 # Environment: ROTA_CLUSTER_DIR (state, default <repo>/.cluster), ROTA_CACHE (binary cache,
 # default ~/.cache/rota), ROTA_CLUSTER_TIMEOUT (seconds to wait for each component, default 120).
@@ -38,11 +39,28 @@ free_port() {
   echo "$p"
 }
 
-# Start a component in its own session so `down` can stop it and everything it spawned.
+# Start a component in its own session so `down` can stop it and everything it spawned. The
+# command line is kept so `restart` can start it again the same way.
 start() {
   local name=$1; shift
-  setsid "$@" >"$LOGS/$name.log" 2>&1 < /dev/null &
+  printf '%q ' "$@" >"$PIDS/$name.cmd"
+  setsid "$@" >>"$LOGS/$name.log" 2>&1 < /dev/null &
   echo $! >"$PIDS/$name.pid"
+}
+
+stop_component() {
+  local c=$1 pid
+  pid=$(pid_of "$c") || return 0
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
+  # Each component leads its own session (setsid): signal the whole group.
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + 15))
+  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+  if kill -0 "$pid" 2>/dev/null; then
+    log "$c (pid $pid) ignored SIGTERM; killing it"
+    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+  fi
+  log "stopped $c (pid $pid)"
 }
 
 # wait_for NAME DESCRIPTION COMMAND...: retry COMMAND until it succeeds, NAME stays alive and the
@@ -228,24 +246,25 @@ no_node_taints() {
 }
 
 cmd_down() {
-  local i pid
-  for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
-    local c=${COMPONENTS[$i]}
-    pid=$(pid_of "$c") || continue
-    [[ -n $pid ]] || continue
-    if kill -0 "$pid" 2>/dev/null; then
-      # Each component leads its own session (setsid): signal the whole group.
-      kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-      local deadline=$((SECONDS + 15))
-      while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
-      if kill -0 "$pid" 2>/dev/null; then
-        log "$c (pid $pid) ignored SIGTERM; killing it"
-        kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-      fi
-      log "stopped $c (pid $pid)"
-    fi
-  done
+  local i
+  for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop_component "${COMPONENTS[$i]}"; done
   rm -rf "$STATE"
+}
+
+# Stops one component and starts it again with the same command line (tests use this to check
+# that watches survive an apiserver restart).
+cmd_restart() {
+  local c=${1:-}
+  [[ -f $PIDS/$c.cmd ]] || die "usage: $0 restart COMPONENT (one of: ${COMPONENTS[*]})"
+  stop_component "$c"
+  local cmd
+  cmd=$(cat "$PIDS/$c.cmd")
+  eval "start $c $cmd"
+  if [[ $c == kube-apiserver ]]; then
+    wait_for kube-apiserver "kube-apiserver to be ready again" \
+      kubectl --kubeconfig "$KUBECONFIG_FILE" --request-timeout=5s get --raw /readyz
+  fi
+  log "restarted $c (pid $(pid_of "$c"))"
 }
 
 cmd_status() {
@@ -271,5 +290,6 @@ case ${1:-} in
   down) cmd_down ;;
   status) cmd_status ;;
   env) cmd_env ;;
-  *) echo "usage: $0 up|down|status|env" >&2; exit 2 ;;
+  restart) cmd_restart "${2:-}" ;;
+  *) echo "usage: $0 up|down|status|env|restart COMPONENT" >&2; exit 2 ;;
 esac

@@ -162,7 +162,9 @@ void CheckInvariants(const Scenario& sc, const Decisions& d, uint32_t seed, int 
   }
   for (const auto& p : d.preempted) {
     for (const auto& w : s.workloads)
-      if (w.key == p.workload) ASSERT_TRUE(w.preemptible) << w.key << " is critical but was preempted";
+      if (w.key == p.workload) {
+        ASSERT_TRUE(w.preemptible) << w.key << " is critical but was preempted";
+      }
   }
   // Per flavor and resource: queue limits, critical within nominal, and tree capacity.
   for (const auto& f : s.flavors) {
@@ -183,7 +185,9 @@ void CheckInvariants(const Scenario& sc, const Decisions& d, uint32_t seed, int 
           ASSERT_LE(used, nominal) << where;
           continue;
         }
-        if (q && q->borrowing_limit) ASSERT_LE(used, nominal + *q->borrowing_limit) << where;
+        if (q && q->borrowing_limit) {
+          ASSERT_LE(used, nominal + *q->borrowing_limit) << where;
+        }
         const int64_t guaranteed = q && q->lending_limit ? nominal - *q->lending_limit : 0;
         const std::string& root = sc.root_of_cq.at(cq.name);
         tree_usage_beyond[root] += std::max<int64_t>(0, used - guaranteed);

@@ -1,0 +1,81 @@
+#include "rota/apiclient/events.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace rota::apiclient {
+namespace {
+
+std::string Rfc3339(std::chrono::system_clock::time_point t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+EventRecorder::EventRecorder(Client& client, std::string component, int burst, std::chrono::seconds refill)
+    : client_(client), component_(std::move(component)), burst_(burst), refill_(refill) {}
+
+bool EventRecorder::Record(const ObjectReference& object, const std::string& type,
+                           const std::string& reason, const std::string& message) {
+  Clock& clock = client_.clock();
+  const auto now = clock.Now();
+  const std::string stamp = Rfc3339(clock.WallNow());
+  const std::string object_key = object.uid.empty() ? object.ns + "/" + object.kind + "/" + object.name : object.uid;
+  const auto key = std::make_tuple(object_key, type, reason, message);
+  std::unique_lock<std::mutex> l(mu_);
+  auto seen = seen_.find(key);
+  if (seen != seen_.end() && now - seen->second.last < std::chrono::minutes(10)) {
+    Seen& s = seen->second;
+    s.count += 1;
+    s.last = now;
+    const std::string name = s.event_name, ns = s.event_namespace;
+    const int count = s.count;
+    l.unlock();
+    auto r = client_.Patch(resources::kEvents, ns, name, PatchType::kMerge,
+                           {{"count", count}, {"lastTimestamp", stamp}});
+    return r.ok();
+  }
+  // Spam filter: a token bucket per object.
+  auto [it, fresh] = buckets_.try_emplace(object_key, Bucket{static_cast<double>(burst_), now});
+  Bucket& b = it->second;
+  if (!fresh) {
+    b.tokens = std::min<double>(burst_, b.tokens + std::chrono::duration<double>(now - b.last).count() /
+                                                       static_cast<double>(refill_.count()));
+    b.last = now;
+  }
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  const std::string ns = object.ns.empty() ? "default" : object.ns;
+  char suffix[32];
+  std::snprintf(suffix, sizeof suffix, ".%llx%04llx",
+                static_cast<unsigned long long>(clock.WallNow().time_since_epoch().count()),
+                static_cast<unsigned long long>(++serial_ & 0xffff));
+  const std::string name = object.name + suffix;
+  seen_[key] = Seen{name, ns, 1, now};
+  l.unlock();
+  Json event = {{"apiVersion", "v1"},
+                {"kind", "Event"},
+                {"metadata", {{"name", name}, {"namespace", ns}}},
+                {"involvedObject",
+                 {{"apiVersion", object.api_version},
+                  {"kind", object.kind},
+                  {"namespace", object.ns},
+                  {"name", object.name},
+                  {"uid", object.uid}}},
+                {"type", type},
+                {"reason", reason},
+                {"message", message},
+                {"source", {{"component", component_}}},
+                {"reportingComponent", component_},
+                {"count", 1},
+                {"firstTimestamp", stamp},
+                {"lastTimestamp", stamp}};
+  return client_.Create(resources::kEvents, ns, event).ok();
+}
+
+}  // namespace rota::apiclient

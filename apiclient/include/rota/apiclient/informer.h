@@ -1,0 +1,201 @@
+#pragma once
+
+// Informers, as client-go's: a reflector lists a resource, then watches from the list's
+// resourceVersion, re-listing on 410 Gone and backing off (800 ms doubling to 30 s, reset after
+// 2 min of health) on other failures; a typed store keyed by "namespace/name" keeps the decoded
+// objects — compact types of the caller's choosing, not whole JSON documents; handlers hear of
+// adds, updates and deletes.
+//
+// Threads: Start() runs the reflector on a thread of its own; handlers are called on it, one at
+// a time. Get/List/HasSynced may be called from any thread.
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "rota/admission/status.h"
+#include "rota/apiclient/client.h"
+
+namespace rota::apiclient {
+
+// "namespace/name", or "name" for a cluster-scoped object.
+std::string ObjectKey(const Json& object);
+
+struct InformerOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int64_t page_size = 500;
+  // Watch timeouts are drawn from [min, 2*min) so that many informers do not reconnect together.
+  std::chrono::seconds min_watch_timeout{300};
+  std::chrono::milliseconds backoff_base{800};
+  std::chrono::milliseconds backoff_cap{30000};
+  std::chrono::seconds backoff_reset_after{120};
+  // Undecodable objects are left out of the store and reported here (e.g. to a log).
+  std::function<void(const std::string& message)> on_error;
+};
+
+// The untyped list-watch loop. The typed Informer<T> below keeps the store.
+class Reflector {
+ public:
+  Reflector(Client& client, Resource resource, std::string ns, InformerOptions options);
+  virtual ~Reflector();
+  void Start();
+  // Stops the watch and joins the thread. Idempotent.
+  void Stop();
+  bool HasSynced() const { return synced_.load(); }
+  // How many times it has listed (the first list included): a test's view of re-lists.
+  int64_t lists() const { return lists_.load(); }
+  const std::string& last_resource_version() const { return last_rv_; }
+  const Resource& resource() const { return resource_; }
+
+ protected:
+  // Called on the reflector's thread.
+  virtual void Replace(std::vector<Json>&& items) = 0;
+  virtual void Apply(const std::string& type, Json&& object) = 0;
+  void Report(const std::string& message) {
+    if (options_.on_error) options_.on_error(message);
+  }
+
+ private:
+  void Run();
+  void Sleep(std::chrono::milliseconds d);
+
+  Client& client_;
+  Resource resource_;
+  std::string ns_;
+  InformerOptions options_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> synced_{false};
+  std::atomic<int64_t> lists_{0};
+  std::string last_rv_;
+  std::mutex sleep_mu_;
+  std::condition_variable sleep_cv_;
+  std::thread thread_;
+};
+
+template <typename T>
+class Informer : public Reflector {
+ public:
+  using Decoder = std::function<Result<T>(const Json&)>;
+  struct Handlers {
+    std::function<void(const T&)> on_add;
+    std::function<void(const T& old_object, const T& new_object)> on_update;
+    std::function<void(const T&)> on_delete;
+  };
+
+  Informer(Client& client, Resource resource, std::string ns, Decoder decode, Handlers handlers = {},
+           InformerOptions options = {})
+      : Reflector(client, std::move(resource), std::move(ns), std::move(options)),
+        decode_(std::move(decode)),
+        handlers_(std::move(handlers)) {}
+  ~Informer() override { Stop(); }
+
+  std::shared_ptr<const T> Get(const std::string& key) const {
+    std::shared_lock l(mu_);
+    auto it = store_.find(key);
+    return it == store_.end() ? nullptr : it->second.object;
+  }
+  std::vector<std::shared_ptr<const T>> List() const {
+    std::shared_lock l(mu_);
+    std::vector<std::shared_ptr<const T>> out;
+    out.reserve(store_.size());
+    for (const auto& [k, v] : store_) out.push_back(v.object);
+    return out;
+  }
+  size_t Size() const {
+    std::shared_lock l(mu_);
+    return store_.size();
+  }
+
+ protected:
+  struct Entry {
+    std::shared_ptr<const T> object;
+    std::string resource_version;
+  };
+
+  void Replace(std::vector<Json>&& items) override {
+    std::unordered_map<std::string, Entry> fresh;
+    fresh.reserve(items.size());
+    for (Json& item : items) {
+      const std::string key = ObjectKey(item);
+      auto decoded = Decode(item, key);
+      if (decoded) fresh.emplace(key, Entry{std::move(decoded), ResourceVersion(item)});
+    }
+    std::unordered_map<std::string, Entry> old;
+    {
+      std::unique_lock l(mu_);
+      old.swap(store_);
+      store_ = fresh;
+    }
+    // Tell the handlers what changed between the old store and the new list; an object whose
+    // resourceVersion did not change did not change (no repeated events after a re-list).
+    for (const auto& [key, entry] : fresh) {
+      auto it = old.find(key);
+      if (it == old.end()) {
+        if (handlers_.on_add) handlers_.on_add(*entry.object);
+      } else if (it->second.resource_version != entry.resource_version && handlers_.on_update) {
+        handlers_.on_update(*it->second.object, *entry.object);
+      }
+    }
+    for (const auto& [key, entry] : old) {
+      if (!fresh.count(key) && handlers_.on_delete) handlers_.on_delete(*entry.object);
+    }
+  }
+
+  void Apply(const std::string& type, Json&& object) override {
+    const std::string key = ObjectKey(object);
+    if (type == "DELETED") {
+      std::shared_ptr<const T> gone;
+      {
+        std::unique_lock l(mu_);
+        auto it = store_.find(key);
+        if (it == store_.end()) return;
+        gone = it->second.object;
+        store_.erase(it);
+      }
+      if (handlers_.on_delete) handlers_.on_delete(*gone);
+      return;
+    }
+    auto decoded = Decode(object, key);
+    if (!decoded) return;
+    std::shared_ptr<const T> old;
+    {
+      std::unique_lock l(mu_);
+      Entry& slot = store_[key];
+      old = slot.object;
+      slot = Entry{decoded, ResourceVersion(object)};
+    }
+    if (!old) {
+      if (handlers_.on_add) handlers_.on_add(*decoded);
+    } else if (handlers_.on_update) {
+      handlers_.on_update(*old, *decoded);
+    }
+  }
+
+ private:
+  static std::string ResourceVersion(const Json& object) {
+    return object.contains("metadata") ? object["metadata"].value("resourceVersion", "") : "";
+  }
+  std::shared_ptr<const T> Decode(const Json& object, const std::string& key) {
+    Result<T> r = decode_(object);
+    if (!r.ok()) {
+      Report(resource().plural + " " + key + ": " + r.status().message());
+      return nullptr;
+    }
+    return std::make_shared<const T>(std::move(r).value());
+  }
+
+  Decoder decode_;
+  Handlers handlers_;
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, Entry> store_;
+};
+
+}  // namespace rota::apiclient

@@ -1,0 +1,92 @@
+#include "rota/apiclient/informer.h"
+
+#include <random>
+
+namespace rota::apiclient {
+
+std::string ObjectKey(const Json& object) {
+  if (!object.is_object() || !object.contains("metadata")) return "";
+  const Json& m = object["metadata"];
+  const std::string ns = m.value("namespace", "");
+  const std::string name = m.value("name", "");
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+Reflector::Reflector(Client& client, Resource resource, std::string ns, InformerOptions options)
+    : client_(client), resource_(std::move(resource)), ns_(std::move(ns)), options_(std::move(options)) {}
+
+Reflector::~Reflector() { Stop(); }
+
+void Reflector::Start() {
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Reflector::Stop() {
+  stop_ = true;
+  {
+    std::lock_guard<std::mutex> l(sleep_mu_);
+    sleep_cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void Reflector::Sleep(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> l(sleep_mu_);
+  const auto deadline = client_.clock().Now() + d;
+  while (!stop_ && client_.clock().Now() < deadline) client_.clock().WaitUntil(sleep_cv_, l, deadline);
+}
+
+void Reflector::Run() {
+  Backoff backoff(options_.backoff_base, options_.backoff_cap, 1.0, std::random_device{}());
+  std::mt19937 rng(std::random_device{}());
+  Clock& clock = client_.clock();
+  while (!stop_) {
+    ListOptions lo;
+    lo.label_selector = options_.label_selector;
+    lo.field_selector = options_.field_selector;
+    lo.limit = options_.page_size;
+    ++lists_;
+    auto list = client_.ListAll(resource_, ns_, lo);
+    if (!list.ok()) {
+      Report("list " + resource_.plural + ": " + list.error().ToString());
+      Sleep(backoff.Next());
+      continue;
+    }
+    std::string rv = list->resource_version;
+    Replace(std::move(list->items));
+    last_rv_ = rv;
+    synced_ = true;
+
+    auto healthy_since = clock.Now();
+    while (!stop_) {
+      WatchOptions wo;
+      wo.resource_version = rv;
+      wo.label_selector = options_.label_selector;
+      wo.field_selector = options_.field_selector;
+      const auto min = options_.min_watch_timeout.count();
+      wo.timeout_seconds = static_cast<int>(min + std::uniform_int_distribution<long>(0, min > 0 ? min - 1 : 0)(rng));
+      auto watched = client_.Watch(
+          resource_, ns_, wo,
+          [&](const WatchEvent& e) {
+            if (e.type != "BOOKMARK") Apply(e.type, Json(e.object));
+            return true;
+          },
+          &stop_);
+      if (watched.ok()) {
+        if (!watched->empty()) rv = *watched;
+        last_rv_ = rv;
+        if (clock.Now() - healthy_since > options_.backoff_reset_after) backoff.Reset();
+        continue;  // the server ended the watch: resume from where it was
+      }
+      if (watched.error().retry == Retry::kRelist) break;  // 410 Gone: list again at once
+      Report("watch " + resource_.plural + ": " + watched.error().ToString());
+      if (clock.Now() - healthy_since > options_.backoff_reset_after) backoff.Reset();
+      Sleep(backoff.Next());
+      healthy_since = clock.Now();
+    }
+  }
+}
+
+}  // namespace rota::apiclient

@@ -1,0 +1,103 @@
+#include "rota/apiclient/config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace rota::apiclient {
+namespace {
+
+namespace fs = std::filesystem;
+
+class KubeconfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("rota-kubeconfig-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "ca.crt") << "not checked here";
+    std::ofstream(dir_ / "admin.crt") << "";
+    std::ofstream(dir_ / "admin.key") << "";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  fs::path dir_;
+};
+
+TEST_F(KubeconfigTest, ReadsTheCurrentContextWithRelativePaths) {
+  std::string f = Write("config", R"(
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: "https://127.0.0.1:6443", certificate-authority: ca.crt}
+users:
+- name: admin
+  user: {client-certificate: admin.crt, client-key: admin.key}
+contexts:
+- name: local
+  context: {cluster: local, user: admin}
+current-context: local
+)");
+  Result<RestConfig> c = LoadKubeconfig(f);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->server, "https://127.0.0.1:6443");
+  EXPECT_EQ(c->ca_file, (dir_ / "ca.crt").string());
+  EXPECT_EQ(c->client_cert_file, (dir_ / "admin.crt").string());
+  EXPECT_FALSE(c->insecure);
+}
+
+TEST_F(KubeconfigTest, MergesFilesFirstOneWinsAndDecodesData) {
+  std::string a = Write("a", R"(
+clusters:
+- name: prod
+  cluster: {server: "https://prod:6443", certificate-authority-data: aGVsbG8=}
+contexts:
+- name: prod
+  context: {cluster: prod, user: robot}
+current-context: prod
+)");
+  std::string b = Write("b", R"(
+clusters:
+- name: prod
+  cluster: {server: "https://ignored:6443"}
+users:
+- name: robot
+  user: {token: s3cret}
+current-context: other
+)");
+  Result<RestConfig> c = LoadKubeconfig(a + ":" + b);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->server, "https://prod:6443");
+  EXPECT_EQ(c->ca_data, "hello");
+  EXPECT_EQ(c->token, "s3cret");
+}
+
+TEST_F(KubeconfigTest, ErrorsNameTheFileAndField) {
+  std::string f = Write("bad", R"(
+clusters:
+- name: c
+  cluster: {certificate-authority-data: "!!notbase64"}
+contexts:
+- name: x
+  context: {cluster: c}
+current-context: x
+)");
+  Result<RestConfig> c = LoadKubeconfig(f);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), f + ": clusters[c].server: is required");
+
+  Result<RestConfig> missing = LoadKubeconfig(f, "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), f + ": context \"nope\" is not defined");
+
+  Result<RestConfig> none = LoadKubeconfig((dir_ / "absent").string());
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("no kubeconfig found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rota::apiclient
