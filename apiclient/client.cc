@@ -185,9 +185,9 @@ ApiResult<Json> Client::Get(const Resource& r, const std::string& ns, const std:
   return Do({"GET", Path(r, ns, name, subresource), "", {}, true});
 }
 
-ApiResult<List> Client::ListAll(const Resource& r, const std::string& ns, const ListOptions& o) {
-  List out;
-  std::string cont;
+ApiResult<std::string> Client::ListPages(const Resource& r, const std::string& ns, const ListOptions& o,
+                                         const std::function<void(std::vector<Json>&&)>& on_page) {
+  std::string cont, resource_version;
   do {
     std::string q;
     auto add = [&](const std::string& k, const std::string& v) {
@@ -201,13 +201,26 @@ ApiResult<List> Client::ListAll(const Resource& r, const std::string& ns, const 
     auto page = Do({"GET", Path(r, ns, "", "") + q, "", {}, true});
     if (!page.ok()) return page.error();
     Json& p = *page;
+    std::vector<Json> items;
     if (p.contains("items") && p["items"].is_array()) {
-      for (auto& item : p["items"]) out.items.push_back(std::move(item));
+      items.reserve(p["items"].size());
+      for (auto& item : p["items"]) items.push_back(std::move(item));
     }
+    on_page(std::move(items));
     const Json& meta = p.contains("metadata") ? p["metadata"] : Json::object();
-    out.resource_version = meta.value("resourceVersion", "");
+    resource_version = meta.value("resourceVersion", "");
     cont = meta.value("continue", "");
   } while (!cont.empty());
+  return resource_version;
+}
+
+ApiResult<List> Client::ListAll(const Resource& r, const std::string& ns, const ListOptions& o) {
+  List out;
+  auto rv = ListPages(r, ns, o, [&](std::vector<Json>&& items) {
+    for (auto& item : items) out.items.push_back(std::move(item));
+  });
+  if (!rv.ok()) return rv.error();
+  out.resource_version = *rv;
   return out;
 }
 

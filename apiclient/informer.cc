@@ -48,14 +48,15 @@ void Reflector::Run() {
     lo.field_selector = options_.field_selector;
     lo.limit = options_.page_size;
     ++lists_;
-    auto list = client_.ListAll(resource_, ns_, lo);
+    BeginList();
+    auto list = client_.ListPages(resource_, ns_, lo, [&](std::vector<Json>&& items) { ListPage(std::move(items)); });
     if (!list.ok()) {
       Report("list " + resource_.plural + ": " + list.error().ToString());
       Sleep(backoff.Next());
       continue;
     }
-    std::string rv = list->resource_version;
-    Replace(std::move(list->items));
+    std::string rv = *list;
+    EndList();
     last_rv_ = rv;
     synced_ = true;
 

@@ -248,15 +248,16 @@ TEST_F(ApiClientTest, InformerConvergesAndCallsHandlersInOrder) {
   ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap("after", "1")).ok());
   ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), "after", PatchType::kMerge, {{"data", {{"value", "2"}}}}).ok());
   ASSERT_TRUE(client_->Delete(resources::kConfigMaps, ns(), "before").ok());
-  ASSERT_TRUE(Eventually([&] { std::lock_guard l(mu); return events.size() >= 4; }, 30s));
-  {
+  // kube-root-ca.crt is created in every namespace; leave it out.
+  auto mine = [&] {
     std::lock_guard l(mu);
-    // kube-root-ca.crt is created in every namespace; leave it out of the comparison.
-    std::vector<std::string> mine;
+    std::vector<std::string> out;
     for (const auto& e : events)
-      if (e.find("kube-root-ca") == std::string::npos) mine.push_back(e);
-    EXPECT_EQ(mine, (std::vector<std::string>{"add before=0", "add after=1", "update after 1->2", "delete before"}));
-  }
+      if (e.find("kube-root-ca") == std::string::npos) out.push_back(e);
+    return out;
+  };
+  ASSERT_TRUE(Eventually([&] { return mine().size() >= 4; }, 30s));
+  EXPECT_EQ(mine(), (std::vector<std::string>{"add before=0", "add after=1", "update after 1->2", "delete before"}));
   ASSERT_NE(informer.Get(ns() + "/after"), nullptr);
   EXPECT_EQ(informer.Get(ns() + "/after")->value, "2");
   EXPECT_EQ(informer.Get(ns() + "/before"), nullptr);

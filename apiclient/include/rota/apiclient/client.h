@@ -137,6 +137,10 @@ class Client {
                       const std::string& subresource = "");
   // Lists every page; the List's resourceVersion is the one to watch from.
   ApiResult<List> ListAll(const Resource& r, const std::string& ns, const ListOptions& options = {});
+  // Lists page by page, handing each page's items to `on_page` (so a caller can keep a compact
+  // form and drop the JSON); returns the list's resourceVersion.
+  ApiResult<std::string> ListPages(const Resource& r, const std::string& ns, const ListOptions& options,
+                                   const std::function<void(std::vector<Json>&& items)>& on_page);
   ApiResult<Json> Create(const Resource& r, const std::string& ns, const Json& object);
   // PUT with the object's metadata.resourceVersion: a stale one fails with 409 (Retry::kReread).
   ApiResult<Json> Update(const Resource& r, const std::string& ns, const Json& object,

@@ -56,8 +56,11 @@ class Reflector {
   const Resource& resource() const { return resource_; }
 
  protected:
-  // Called on the reflector's thread.
-  virtual void Replace(std::vector<Json>&& items) = 0;
+  // Called on the reflector's thread. A list arrives as BeginList, one ListPage per page (decode
+  // and drop the JSON), then EndList, which replaces the store.
+  virtual void BeginList() = 0;
+  virtual void ListPage(std::vector<Json>&& items) = 0;
+  virtual void EndList() = 0;
   virtual void Apply(const std::string& type, Json&& object) = 0;
   void Report(const std::string& message) {
     if (options_.on_error) options_.on_error(message);
@@ -120,14 +123,18 @@ class Informer : public Reflector {
     std::string resource_version;
   };
 
-  void Replace(std::vector<Json>&& items) override {
-    std::unordered_map<std::string, Entry> fresh;
-    fresh.reserve(items.size());
+  void BeginList() override { listing_.clear(); }
+  void ListPage(std::vector<Json>&& items) override {
     for (Json& item : items) {
       const std::string key = ObjectKey(item);
       auto decoded = Decode(item, key);
-      if (decoded) fresh.emplace(key, Entry{std::move(decoded), ResourceVersion(item)});
+      if (decoded) listing_.emplace(key, Entry{std::move(decoded), ResourceVersion(item)});
+      item = Json();  // free the document as soon as it is decoded
     }
+  }
+  void EndList() override {
+    std::unordered_map<std::string, Entry> fresh;
+    fresh.swap(listing_);
     std::unordered_map<std::string, Entry> old;
     {
       std::unique_lock l(mu_);
@@ -196,6 +203,7 @@ class Informer : public Reflector {
   Handlers handlers_;
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Entry> store_;
+  std::unordered_map<std::string, Entry> listing_;  // a list in progress (reflector thread only)
 };
 
 }  // namespace rota::apiclient
