@@ -101,3 +101,31 @@ current-context: x
 
 }  // namespace
 }  // namespace rota::apiclient
+
+namespace rota::apiclient {
+namespace {
+
+TEST(InClusterConfigTest, UsesTheServiceAccountAndTheServiceEnvironment) {
+  const fs::path root = fs::temp_directory_path() / ("rota-sa-" + std::to_string(::getpid()));
+  fs::create_directories(root);
+  std::ofstream(root / "token") << "sa-token\n";
+  std::ofstream(root / "ca.crt") << "pem";
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  Result<RestConfig> outside = InClusterConfig(root.string());
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.status().message().find("not running in a pod"), std::string::npos);
+
+  setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+  setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+  Result<RestConfig> inside = InClusterConfig(root.string());
+  ASSERT_TRUE(inside.ok()) << inside.status().message();
+  EXPECT_EQ(inside->server, "https://10.0.0.1:443");
+  EXPECT_EQ(inside->token_file, (root / "token").string());
+  EXPECT_EQ(inside->ca_file, (root / "ca.crt").string());
+  unsetenv("KUBERNETES_SERVICE_HOST");
+  unsetenv("KUBERNETES_SERVICE_PORT");
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace rota::apiclient

@@ -1,0 +1,180 @@
+// The client's retry and rate-limit behaviour, against a scripted HTTP server on 127.0.0.1 (not an
+// apiserver: it only replays status lines, so that 429 and 5xx can be produced on demand).
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "rota/apiclient/client.h"
+
+namespace rota::apiclient {
+namespace {
+
+// Serves one scripted response per connection, in order; records request lines.
+class ScriptedServer {
+ public:
+  explicit ScriptedServer(std::deque<std::string> responses) : responses_(std::move(responses)) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    listen(fd_, 16);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~ScriptedServer() {
+    stop_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+  }
+  int port() const { return port_; }
+  std::vector<std::string> requests() {
+    std::lock_guard l(mu_);
+    return requests_;
+  }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      int c = accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string req;
+      char buf[4096];
+      while (req.find("\r\n\r\n") == std::string::npos) {
+        ssize_t n = read(c, buf, sizeof buf);
+        if (n <= 0) break;
+        req.append(buf, static_cast<size_t>(n));
+      }
+      std::string response;
+      {
+        std::lock_guard l(mu_);
+        requests_.push_back(req.substr(0, req.find("\r\n")));
+        response = responses_.empty() ? "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n" : responses_.front();
+        if (!responses_.empty()) responses_.pop_front();
+      }
+      ssize_t unused = write(c, response.data(), response.size());
+      (void)unused;
+      close(c);
+    }
+  }
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::deque<std::string> responses_;
+  std::vector<std::string> requests_;
+  std::thread thread_;
+};
+
+std::string Response(int code, const std::string& reason, const std::string& body,
+                     const std::string& extra_headers = "") {
+  return "HTTP/1.1 " + std::to_string(code) + " " + reason + "\r\nContent-Type: application/json\r\n" +
+         extra_headers + "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+const std::string kStatus429 =
+    R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"slow down","reason":"TooManyRequests","code":429})";
+
+std::unique_ptr<Client> ClientFor(const ScriptedServer& s, FakeClock& clock, double qps = 0) {
+  RestConfig c;
+  c.server = "http://127.0.0.1:" + std::to_string(s.port());
+  c.qps = qps;
+  c.burst = 1;
+  return std::move(Client::Create(c, clock).value());
+}
+
+// Advances the fake clock whenever the client sleeps on it, recording how long it slept.
+class SleepDriver {
+ public:
+  explicit SleepDriver(FakeClock& clock) : clock_(clock), thread_([this] { Run(); }) {}
+  ~SleepDriver() {
+    stop_ = true;
+    thread_.join();
+  }
+  Clock::Duration slept() const { return std::chrono::milliseconds(slept_ms_.load()); }
+
+ private:
+  void Run() {
+    while (!stop_) {
+      if (clock_.Waiters() > 0) {
+        clock_.Advance(std::chrono::milliseconds(100));
+        slept_ms_ += 100;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
+  FakeClock& clock_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> slept_ms_{0};
+  std::thread thread_;
+};
+
+TEST(ClientRetryTest, RetriesTooManyRequestsHonouringRetryAfter) {
+  ScriptedServer server({Response(429, "Too Many Requests", kStatus429, "Retry-After: 2\r\n"),
+                         Response(200, "OK", R"({"kind":"ConfigMap","metadata":{"name":"x"}})")});
+  FakeClock clock;
+  auto client = ClientFor(server, clock);
+  SleepDriver driver(clock);
+  auto r = client->Get(resources::kConfigMaps, "ns", "x");
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ((*r)["metadata"]["name"], "x");
+  EXPECT_EQ(server.requests().size(), 2u);
+  EXPECT_GE(driver.slept(), std::chrono::seconds(2));  // waited as Retry-After said
+}
+
+TEST(ClientRetryTest, GivesUpWithTheStatusAfterRepeated5xxAndDoesNotRetry4xx) {
+  const std::string unavailable =
+      R"({"kind":"Status","status":"Failure","message":"etcd is down","reason":"ServiceUnavailable","code":503})";
+  std::deque<std::string> five;
+  for (int i = 0; i < 5; ++i) five.push_back(Response(503, "Service Unavailable", unavailable, "Retry-After: 1\r\n"));
+  ScriptedServer server(five);
+  FakeClock clock;
+  auto client = ClientFor(server, clock);
+  SleepDriver driver(clock);
+  auto r = client->Get(resources::kConfigMaps, "ns", "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, 503);
+  EXPECT_EQ(r.error().message, "etcd is down");
+  EXPECT_EQ(r.error().retry, Retry::kBackoff);
+  EXPECT_EQ(server.requests().size(), 5u);
+
+  ScriptedServer bad({Response(422, "Unprocessable Entity",
+                               R"({"kind":"Status","message":"spec.x: Invalid value","reason":"Invalid","code":422})")});
+  auto client2 = ClientFor(bad, clock);
+  auto invalid = client2->Create(resources::kConfigMaps, "ns", Json::object());
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_EQ(invalid.error().reason, "Invalid");
+  EXPECT_EQ(invalid.error().retry, Retry::kNo);
+  EXPECT_EQ(bad.requests().size(), 1u);
+}
+
+TEST(ClientRetryTest, ClientSideRateLimitSpacesRequests) {
+  std::deque<std::string> ok;
+  for (int i = 0; i < 5; ++i) ok.push_back(Response(200, "OK", "{}"));
+  ScriptedServer server(ok);
+  FakeClock clock;
+  auto client = ClientFor(server, clock, /*qps=*/2);  // burst 1
+  SleepDriver driver(clock);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(client->Get(resources::kConfigMaps, "ns", "x").ok());
+  // The first request uses the burst; four more at 2 per second need 2 s of waiting.
+  EXPECT_GE(driver.slept(), std::chrono::milliseconds(1900));
+  EXPECT_EQ(server.requests()[0], "GET /api/v1/namespaces/ns/configmaps/x HTTP/1.1");
+}
+
+}  // namespace
+}  // namespace rota::apiclient
