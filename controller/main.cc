@@ -1,17 +1,118 @@
 // rota: a batch-queue controller for shared GPU clusters (Kueue's API, in C++).
 //
-//   rota version
+//   rota run [--kubeconfig FILE] [--config rota.yaml]
 //   rota simulate [--fair-sharing] FILE...
+//   rota version
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
+#include <csignal>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+#include <thread>
 
+#include "queue_controller.h"
+#include "rota/apiclient/config.h"
+#include "rota/apiclient/leader.h"
+#include "run_config.h"
 #include "simulate.h"
 
 #ifndef ROTA_VERSION
 #define ROTA_VERSION "0.0.0-dev"
 #endif
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+
+// Logs to stderr through spdlog: text for people, JSON lines for machines.
+rota::controller::QueueController::Logger MakeLogger(const rota::controller::RunConfig& c) {
+  auto logger = spdlog::stderr_logger_mt("rota");
+  logger->set_level(spdlog::level::from_str(c.log_level));
+  const bool json = c.log_format == "json";
+  logger->set_pattern(json ? R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":%v})" : "%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v",
+                      spdlog::pattern_time_type::utc);
+  return [logger, json](const std::string& level, const std::string& message) {
+    const std::string text = json ? nlohmann::json(message).dump() : message;
+    logger->log(spdlog::level::from_str(level), text);
+  };
+}
+
+int RunController(const std::string& kubeconfig, const std::string& config_file) {
+  rota::controller::RunConfig config;
+  if (!config_file.empty()) {
+    std::ifstream in(config_file);
+    if (!in) {
+      std::cerr << config_file << ": cannot be read\n";
+      return 2;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = rota::controller::ParseRunConfig(text.str(), config_file);
+    if (!parsed.ok()) {
+      std::cerr << parsed.status().message() << "\n";
+      return 2;
+    }
+    config = *parsed;
+  }
+  auto log = MakeLogger(config);
+  auto rest = kubeconfig.empty() && std::getenv("KUBERNETES_SERVICE_HOST") && !std::getenv("KUBECONFIG")
+                  ? rota::apiclient::InClusterConfig()
+                  : rota::apiclient::LoadKubeconfig(kubeconfig);
+  if (!rest.ok()) {
+    std::cerr << "kubeconfig: " << rest.status().message() << "\n";
+    return 2;
+  }
+  rest->qps = config.qps;
+  rest->burst = config.burst;
+  rest->user_agent = std::string("rota/") + ROTA_VERSION;
+  auto client = rota::apiclient::Client::Create(*rest);
+  if (!client.ok()) {
+    std::cerr << "kubeconfig: " << client.status().message() << "\n";
+    return 2;
+  }
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  log("info", std::string("rota ") + ROTA_VERSION + " starting against " + rest->server);
+
+  rota::controller::QueueController controller(**client, config, log);
+  if (!config.leader_election) {
+    controller.Run(g_stop);
+  } else {
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    rota::apiclient::LeaderElectionConfig le;
+    le.lease_name = config.lease_name;
+    le.lease_namespace = config.lease_namespace;
+    le.identity = std::string(host) + "_" + std::to_string(getpid());
+    rota::apiclient::LeaderElector elector(**client, le);
+    std::thread worker;
+    std::atomic<bool> stop_work{false};
+    elector.Run(
+        g_stop,
+        [&] {
+          log("info", "became the leader (" + le.identity + ")");
+          worker = std::thread([&] { controller.Run(stop_work); });
+        },
+        [&] {
+          log("info", "stopped leading");
+          stop_work = true;
+          if (worker.joinable()) worker.join();
+        });
+  }
+  const auto s = controller.stats();
+  log("info", "stopped after " + std::to_string(s.passes) + " passes: " + std::to_string(s.admitted) + " admitted, " +
+                  std::to_string(s.preempted) + " preempted, " + std::to_string(s.status_writes) + " status writes");
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"rota: a batch-queue controller for shared GPU clusters, speaking Kueue's API"};
@@ -20,9 +121,15 @@ int main(int argc, char** argv) {
   auto* version = app.add_subcommand("version", "Print rota's version");
   version->callback([] { std::cout << "rota " << ROTA_VERSION << "\n"; });
 
+  int exit_code = 0;
+  std::string kubeconfig, config_file;
+  auto* run = app.add_subcommand("run", "Run the controller: admit Workloads by the queues' quotas and write status");
+  run->add_option("--kubeconfig", kubeconfig, "kubeconfig file(s), colon-separated (default: $KUBECONFIG, ~/.kube/config, or in-cluster)");
+  run->add_option("--config", config_file, "rota.yaml with client, leader election, fair sharing, scheduling and logging settings");
+  run->callback([&] { exit_code = RunController(kubeconfig, config_file); });
+
   rota::simulate::Options options;
   std::vector<std::string> files;
-  int exit_code = 0;
   auto* simulate = app.add_subcommand(
       "simulate",
       "Schedule the Kueue objects in FILEs (ResourceFlavor, Cohort, ClusterQueue, LocalQueue, "

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# `make demo`: start the local control plane with its fake GPU nodes, show them, run a GPU Job on
-# them, and show rota's admission engine deciding a contended moment on the example platform.
-# The cluster keeps running afterwards so you can look around; `make cluster-down` stops it.
+# `make demo`: start the local control plane with its fake GPU nodes, run a GPU Job on them, install
+# rota's CRDs and the example GPU platform, run `rota run` and watch it admit the teams' workloads,
+# then show the admission engine deciding a contended moment (`rota simulate`). The cluster keeps
+# running afterwards so you can look around; `make cluster-down` stops it.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STATE=${ROTA_CLUSTER_DIR:-$REPO/.cluster}
 
 up=$("$REPO/hack/cluster.sh" up)
 eval "$(tail -n 1 <<<"$up")"
-export PATH="$(sed -n 's/^bin=//p' "${ROTA_CLUSTER_DIR:-$REPO/.cluster}/endpoints"):$PATH"
+export PATH="$(sed -n 's/^bin=//p' "$STATE/endpoints"):$PATH"
 
 echo
 echo "== The fake GPU nodes (kwok) and what they offer"
@@ -21,15 +23,39 @@ kubectl wait --for=condition=Complete job/demo-train --timeout=120s
 kubectl get pods -l job-name=demo-train -o wide
 
 echo
-echo "== rota's admission engine on the example platform (examples/gpu-cluster/: 4 teams, 1 cohort,"
-echo "   32 A100s, MIG and time-sliced flavors, 3 priority tiers) at a busy moment:"
-echo "   team-vision's sweep borrows 8 GPUs; team-llm's training and critical inference arrive."
+echo "== rota's API and the example platform (examples/gpu-cluster/: 4 teams in one cohort,"
+echo "   32 A100s, MIG and time-sliced flavors, 3 priority tiers, 4 waiting Workloads)"
+kubectl apply -f "$REPO/crds/" >/dev/null
+kubectl wait --for=condition=Established --timeout=60s -f "$REPO/crds/" >/dev/null
+kubectl apply -f "$REPO/examples/gpu-cluster/"
+
+echo
+echo "== rota run: the controller admits the Workloads by their queues' quota"
+"$REPO/build/bin/rota" run --kubeconfig "$KUBECONFIG" 2>"$STATE/rota.log" &
+rota_pid=$!
+trap 'kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 60); do
+  admitted=$(kubectl get workloads -A -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Admitted")].status}{"\n"}{end}' | grep -c True || true)
+  [[ $admitted -ge 4 ]] && break
+  sleep 1
+done
+kubectl get clusterqueues
+echo
+kubectl get workloads -A
+echo
+sed 's/^/  rota: /' "$STATE/rota.log" | head -n 12
+kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true
+trap - EXIT
+
+echo
+echo "== rota's admission engine at a busy moment on the same platform: team-vision's sweep borrows"
+echo "   8 GPUs; team-llm's training and critical inference arrive."
 echo "   \$ build/bin/rota simulate examples/gpu-cluster/*.yaml examples/simulate/busy-cluster.yaml"
 "$REPO/build/bin/rota" simulate "$REPO"/examples/gpu-cluster/*.yaml "$REPO/examples/simulate/busy-cluster.yaml" |
   "$REPO/hack/summarize-decisions.sh"
 
 echo
-echo "The cluster is still running. Try it yourself:"
+echo "The cluster is still running (rota is not). Try it yourself:"
 echo "  $(tail -n 1 <<<"$up")"
-echo "  kubectl get nodes"
+echo "  build/bin/rota run &      # then: kubectl get clusterqueues,workloads -A"
 echo "Stop it with: make cluster-down"

@@ -1,0 +1,451 @@
+#include "queue_controller.h"
+
+#include <atomic>
+#include <ctime>
+#include <set>
+#include <thread>
+
+#include "rota/admission/engine.h"
+#include "rota/api/snapshot.h"
+
+namespace rota::controller {
+namespace {
+
+using apiclient::Json;
+namespace wc = api::workload_condition;
+
+constexpr const char* kFieldManager = "rota";
+// Workload condition types rota owns (and so always applies in full).
+const std::vector<std::string> kOwnedConditions = {std::string(wc::kQuotaReserved), std::string(wc::kAdmitted),
+                                                   std::string(wc::kEvicted), std::string(wc::kPreempted),
+                                                   std::string(wc::kRequeued)};
+
+std::string NowRfc3339() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+struct ConditionUpdate {
+  std::string status;  // True / False
+  std::string reason;
+  std::string message;
+};
+
+// The full list of rota-owned conditions for an object whose current conditions are `current`,
+// with `updates` applied; a condition keeps its lastTransitionTime unless its status changes.
+Json OwnedConditions(const std::vector<api::Condition>& current,
+                     const std::map<std::string, ConditionUpdate>& updates, const std::string& now) {
+  Json out = Json::array();
+  for (const std::string& type : kOwnedConditions) {
+    const api::Condition* c = api::FindCondition(current, type);
+    auto u = updates.find(type);
+    if (u != updates.end()) {
+      std::string ltt = now;
+      if (c && std::string(api::EnumName(c->status)) == u->second.status) ltt = c->last_transition_time;
+      out.push_back({{"type", type},
+                     {"status", u->second.status},
+                     {"reason", u->second.reason},
+                     {"message", u->second.message},
+                     {"lastTransitionTime", ltt}});
+    } else if (c) {
+      out.push_back(api::EncodeValue(*c));
+    }
+  }
+  return out;
+}
+
+// Amounts print as the apiserver would print the requests they came from: byte-sized resources
+// in binary SI ("256Gi"), the rest in decimal SI ("64", "500m").
+std::string Amount(const std::string& resource, int64_t milli) {
+  const bool bytes = resource == "memory" || resource == "ephemeral-storage" || resource.rfind("hugepages-", 0) == 0;
+  return Quantity::FromMilli(milli, bytes ? Quantity::Format::kBinarySI : Quantity::Format::kDecimalSI).ToString();
+}
+
+Json AdmissionJson(const admission::AdmitDecision& d) {
+  Json assignments = Json::array();
+  for (const auto& ps : d.pod_sets) {
+    Json usage = Json::object();
+    for (const auto& [r, milli] : ps.usage) usage[r] = Amount(r, milli);
+    assignments.push_back({{"name", ps.name}, {"flavors", ps.flavors}, {"resourceUsage", usage}, {"count", ps.count}});
+  }
+  return {{"clusterQueue", d.cluster_queue}, {"podSetAssignments", assignments}};
+}
+
+std::string PreemptionMessage(const admission::PreemptDecision& p) {
+  const char* why = "prioritization in the ClusterQueue";
+  switch (p.reason) {
+    case admission::PreemptionReason::kInClusterQueue: break;
+    case admission::PreemptionReason::kInCohortReclamation: why = "reclamation within the cohort"; break;
+    case admission::PreemptionReason::kInCohortReclaimWhileBorrowing:
+      why = "reclamation within the cohort while borrowing";
+      break;
+    case admission::PreemptionReason::kInCohortFairSharing: why = "fair sharing within the cohort"; break;
+  }
+  return "Preempted to accommodate workload " + p.preemptor + " due to " + why;
+}
+
+// Runs `work(i)` for i in [0, n) on up to `threads` threads.
+void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& work) {
+  if (n == 0) return;
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  const int t = static_cast<int>(std::min<size_t>(n, static_cast<size_t>(threads)));
+  for (int i = 0; i < t; ++i) {
+    pool.emplace_back([&] {
+      for (size_t j; (j = next++) < n;) work(j);
+    });
+  }
+  for (auto& th : pool) th.join();
+}
+
+template <typename T>
+std::vector<T> Copy(const apiclient::Informer<T>& informer) {
+  std::vector<T> out;
+  for (const auto& p : informer.List()) out.push_back(*p);
+  return out;
+}
+
+}  // namespace
+
+QueueController::QueueController(apiclient::Client& client, RunConfig config, Logger log)
+    : client_(client), config_(std::move(config)), log_(std::move(log)) {
+  namespace r = apiclient::resources;
+  apiclient::InformerOptions options;
+  options.on_error = [this](const std::string& m) { log_("warn", m); };
+  auto notify = [this](auto&&...) { MarkDirty(); };
+  // Every kind's changes may change decisions: each informer just marks the loop dirty.
+  auto handlers = [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    typename apiclient::Informer<T>::Handlers h;
+    h.on_add = notify;
+    h.on_update = notify;
+    h.on_delete = notify;
+    return h;
+  };
+  flavors_ = std::make_unique<apiclient::Informer<api::ResourceFlavor>>(
+      client_, r::kResourceFlavors, "", api::DecodeObject<api::ResourceFlavor>,
+      handlers(static_cast<api::ResourceFlavor*>(nullptr)), options);
+  cohorts_ = std::make_unique<apiclient::Informer<api::Cohort>>(
+      client_, r::kCohorts, "", api::DecodeObject<api::Cohort>, handlers(static_cast<api::Cohort*>(nullptr)), options);
+  cluster_queues_ = std::make_unique<apiclient::Informer<api::ClusterQueue>>(
+      client_, r::kClusterQueues, "", api::DecodeObject<api::ClusterQueue>,
+      handlers(static_cast<api::ClusterQueue*>(nullptr)), options);
+  local_queues_ = std::make_unique<apiclient::Informer<api::LocalQueue>>(
+      client_, r::kLocalQueues, "", api::DecodeObject<api::LocalQueue>,
+      handlers(static_cast<api::LocalQueue*>(nullptr)), options);
+  priority_classes_ = std::make_unique<apiclient::Informer<api::WorkloadPriorityClass>>(
+      client_, r::kWorkloadPriorityClasses, "", api::DecodeObject<api::WorkloadPriorityClass>,
+      handlers(static_cast<api::WorkloadPriorityClass*>(nullptr)), options);
+  workloads_ = std::make_unique<apiclient::Informer<api::Workload>>(
+      client_, r::kWorkloads, "", api::DecodeObject<api::Workload>, handlers(static_cast<api::Workload*>(nullptr)),
+      options);
+  namespaces_ = std::make_unique<apiclient::Informer<NamespaceInfo>>(
+      client_, r::kNamespaces, "",
+      [](const Json& j) -> Result<NamespaceInfo> {
+        api::ObjectMeta m;
+        Status s = api::DecodeValue(j.contains("metadata") ? j["metadata"] : Json::object(), "metadata", m);
+        if (!s.ok()) return s;
+        return NamespaceInfo{m.name, m.labels};
+      },
+      handlers(static_cast<NamespaceInfo*>(nullptr)), options);
+}
+
+QueueController::~QueueController() = default;
+
+QueueController::Stats QueueController::stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return stats_;
+}
+
+void QueueController::MarkDirty() {
+  std::lock_guard<std::mutex> l(mu_);
+  dirty_ = true;
+  cv_.notify_all();
+}
+
+void QueueController::Run(const std::atomic<bool>& stop) {
+  apiclient::Reflector* all[] = {flavors_.get(), cohorts_.get(), cluster_queues_.get(), local_queues_.get(),
+                                 priority_classes_.get(), workloads_.get(), namespaces_.get()};
+  for (auto* r : all) r->Start();
+  while (!stop) {
+    bool synced = true;
+    for (auto* r : all) synced = synced && r->HasSynced();
+    if (synced) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  log_("info", "caches synced; scheduling");
+  MarkDirty();
+  while (!stop) {
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      // A pass at least every few seconds retries failed writes even without new events.
+      cv_.wait_for(l, std::chrono::seconds(5), [&] { return dirty_ || stop; });
+      if (stop) break;
+      dirty_ = false;
+    }
+    // Let a burst of events settle into one pass.
+    std::this_thread::sleep_for(config_.batch_period);
+    Pass();
+  }
+  for (auto* r : all) r->Stop();
+}
+
+void QueueController::Pass() {
+  api::ClusterState state;
+  state.fair_sharing = config_.fair_sharing;
+  state.flavors = Copy(*flavors_);
+  state.cohorts = Copy(*cohorts_);
+  state.cluster_queues = Copy(*cluster_queues_);
+  state.local_queues = Copy(*local_queues_);
+  state.priority_classes = Copy(*priority_classes_);
+  for (const auto& ns : namespaces_->List()) state.namespace_labels[ns->name] = ns->labels;
+  state.workloads = Copy(*workloads_);
+
+  // Overlay what we wrote but have not seen back yet; forget assumptions the cache confirms.
+  std::set<std::string> present;
+  for (api::Workload& w : state.workloads) {
+    const std::string key = w.metadata.namespace_ + "/" + w.metadata.name;
+    present.insert(key);
+    auto it = assumed_.find(key);
+    if (it == assumed_.end()) continue;
+    const bool has = w.status && w.status->admission;
+    if (has == it->second.has_value()) {
+      assumed_.erase(it);
+      continue;
+    }
+    if (!w.status) w.status = api::WorkloadStatus{};
+    w.status->admission = it->second;
+  }
+  for (auto it = assumed_.begin(); it != assumed_.end();) it = present.count(it->first) ? std::next(it) : assumed_.erase(it);
+
+  auto snapshot = api::BuildSnapshot(state);
+  if (!snapshot.ok()) {
+    log_("error", "cannot build the scheduling snapshot: " + snapshot.status().message());
+    return;
+  }
+  admission::Decisions d = admission::Schedule(*snapshot);
+
+  std::map<std::string, const api::Workload*> by_key;
+  for (const auto& w : state.workloads) by_key[w.metadata.namespace_ + "/" + w.metadata.name] = &w;
+  const std::string now = NowRfc3339();
+
+  // Workload status writes: (key, apply body).
+  struct Write {
+    std::string ns, name;
+    Json body;
+    std::optional<std::optional<api::Admission>> assume;  // set for admission changes
+  };
+  // Admissions and evictions are written first; pending conditions (which change no quota) after
+  // the queues' status, at most kPendingWritesPerPass per pass so that a deep queue of new
+  // workloads never delays the next admission.
+  constexpr size_t kPendingWritesPerPass = 200;
+  std::vector<Write> writes, pending_writes;
+  bool more_pending = false;
+  auto workload_body = [](const api::Workload& w, Json status) {
+    return Json{{"apiVersion", api::kApiVersion},
+                {"kind", "Workload"},
+                {"metadata", {{"name", w.metadata.name}, {"namespace", w.metadata.namespace_}}},
+                {"status", std::move(status)}};
+  };
+  static const std::vector<api::Condition> kNone;
+  auto conditions_of = [&](const api::Workload& w) -> const std::vector<api::Condition>& {
+    return w.status ? w.status->conditions : kNone;
+  };
+  for (const auto& a : d.admitted) {
+    const api::Workload* w = by_key.at(a.workload);
+    Json status = {{"admission", AdmissionJson(a)},
+                   {"conditions", OwnedConditions(conditions_of(*w),
+                                                  {{std::string(wc::kQuotaReserved), {"True", "QuotaReserved", "Quota reserved in ClusterQueue " + a.cluster_queue}},
+                                                   {std::string(wc::kAdmitted), {"True", "Admitted", "The workload is admitted"}}},
+                                                  now)}};
+    Json admission_json = AdmissionJson(a);
+    api::Admission assumed;
+    (void)api::DecodeValue(admission_json, "admission", assumed);
+    writes.push_back({w->metadata.namespace_, w->metadata.name, workload_body(*w, std::move(status)), std::optional<api::Admission>(assumed)});
+  }
+  for (const auto& p : d.preempted) {
+    const api::Workload* w = by_key.at(p.workload);
+    const std::string message = PreemptionMessage(p);
+    Json status = {{"conditions", OwnedConditions(conditions_of(*w),
+                                                  {{std::string(wc::kQuotaReserved), {"False", "Preempted", message}},
+                                                   {std::string(wc::kAdmitted), {"False", "NoReservation", "The workload has no reservation"}},
+                                                   {std::string(wc::kEvicted), {"True", "Preempted", message}},
+                                                   {std::string(wc::kPreempted), {"True", admission::ToString(p.reason), message}},
+                                                   {std::string(wc::kRequeued), {"True", "Preempted", "Requeued after preemption"}}},
+                                                  now)}};
+    writes.push_back({w->metadata.namespace_, w->metadata.name, workload_body(*w, std::move(status)), std::optional<api::Admission>()});
+  }
+  for (const auto& p : d.pending) {
+    auto it = by_key.find(p.workload);
+    if (it == by_key.end()) continue;
+    const api::Workload& w = *it->second;
+    if (w.status && w.status->admission) continue;  // evicted this pass; its write is above
+    const api::Condition* qr = api::FindCondition(conditions_of(w), wc::kQuotaReserved);
+    if (qr && qr->status == api::ConditionStatus::kFalse && qr->reason == p.reason && qr->message == p.message) continue;
+    if (pending_writes.size() >= kPendingWritesPerPass) {
+      more_pending = true;
+      continue;
+    }
+    Json status = {{"conditions", OwnedConditions(conditions_of(w), {{std::string(wc::kQuotaReserved), {"False", p.reason, p.message}}}, now)}};
+    pending_writes.push_back({w.metadata.namespace_, w.metadata.name, workload_body(w, std::move(status)), std::nullopt});
+  }
+  for (const auto& wr : writes)
+    if (wr.assume) assumed_[wr.ns + "/" + wr.name] = *wr.assume;
+
+  // Queue status from the state after these decisions.
+  std::map<std::string, admission::WorkloadSpec*> spec_by_key;
+  for (auto& w : snapshot->workloads) spec_by_key[w.key] = &w;
+  for (const auto& p : d.preempted) spec_by_key.at(p.workload)->admission.reset();
+  for (const auto& a : d.admitted) spec_by_key.at(a.workload)->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
+  struct Counts {
+    int32_t pending = 0, admitted = 0;
+    std::map<std::pair<std::string, std::string>, int64_t> usage;  // (flavor, resource) -> milli
+  };
+  std::map<std::string, Counts> cq_counts, lq_counts;
+  for (const auto& w : snapshot->workloads) {
+    const api::Workload* aw = by_key.count(w.key) ? by_key.at(w.key) : nullptr;
+    const std::string lq = aw ? aw->metadata.namespace_ + "/" + aw->spec.queue_name : "";
+    if (w.admission) {
+      for (Counts* c : {&cq_counts[w.admission->cluster_queue], &lq_counts[lq]}) {
+        ++c->admitted;
+        for (const auto& ps : w.admission->pod_sets)
+          for (const auto& [r, f] : ps.flavors) c->usage[{f, r}] += ps.usage.count(r) ? ps.usage.at(r) : 0;
+      }
+    } else if (!w.cluster_queue.empty()) {
+      ++cq_counts[w.cluster_queue].pending;
+      ++lq_counts[lq].pending;
+    }
+  }
+  std::set<std::string> flavor_names;
+  for (const auto& f : state.flavors) flavor_names.insert(f.metadata.name);
+  struct QueueWrite {
+    apiclient::Resource resource;
+    std::string ns, name;
+    Json body;
+  };
+  std::vector<QueueWrite> queue_writes;
+  auto usage_json = [](const std::vector<api::ResourceGroup>& groups, const Counts& c, bool borrowed_from_nominal) {
+    Json out = Json::array();
+    for (const auto& g : groups) {
+      for (const auto& f : g.flavors) {
+        Json resources = Json::array();
+        for (const auto& q : f.resources) {
+          auto it = c.usage.find({f.name, q.name});
+          const int64_t total = it == c.usage.end() ? 0 : it->second;
+          Json r = {{"name", q.name}, {"total", Amount(q.name, total)}};
+          r["borrowed"] = Amount(q.name, borrowed_from_nominal ? std::max<int64_t>(0, total - q.nominal_quota.milli()) : 0);
+          resources.push_back(r);
+        }
+        out.push_back({{"name", f.name}, {"resources", resources}});
+      }
+    }
+    return out;
+  };
+  for (const auto& cq : state.cluster_queues) {
+    const Counts& c = cq_counts[cq.metadata.name];
+    std::string missing;
+    for (const auto& g : cq.spec.resource_groups)
+      for (const auto& f : g.flavors)
+        if (!flavor_names.count(f.name)) missing += (missing.empty() ? "" : ", ") + f.name;
+    ConditionUpdate active{"True", "Ready", "Can admit new workloads"};
+    if (cq.spec.stop_policy != api::StopPolicy::kNone) active = {"False", "Stopped", "ClusterQueue is stopped"};
+    else if (!missing.empty()) active = {"False", "FlavorNotFound", "Can't admit new workloads: references missing ResourceFlavor(s): " + missing};
+    const Json usage = usage_json(cq.spec.resource_groups, c, true);
+    Json status = {{"pendingWorkloads", c.pending},
+                   {"reservingWorkloads", c.admitted},
+                   {"admittedWorkloads", c.admitted},
+                   {"flavorsReservation", usage},
+                   {"flavorsUsage", usage}};
+    // Unchanged? Compare with what the object has (conditions by status, reason and message).
+    const api::ClusterQueueStatus current = cq.status.value_or(api::ClusterQueueStatus{});
+    const api::Condition* cur_active = api::FindCondition(current.conditions, "Active");
+    Json current_json = api::EncodeValue(current);
+    bool same = cur_active && std::string(api::EnumName(cur_active->status)) == active.status &&
+                cur_active->reason == active.reason && cur_active->message == active.message;
+    for (const char* k : {"pendingWorkloads", "reservingWorkloads", "admittedWorkloads", "flavorsReservation", "flavorsUsage"}) {
+      same = same && current_json.contains(k) && current_json[k] == status[k];
+    }
+    if (same) continue;
+    const std::string ltt = cur_active && std::string(api::EnumName(cur_active->status)) == active.status ? cur_active->last_transition_time : now;
+    status["conditions"] = Json::array({{{"type", "Active"}, {"status", active.status}, {"reason", active.reason},
+                                         {"message", active.message}, {"lastTransitionTime", ltt}}});
+    queue_writes.push_back({apiclient::resources::kClusterQueues, "", cq.metadata.name,
+                            {{"apiVersion", api::kApiVersion}, {"kind", "ClusterQueue"},
+                             {"metadata", {{"name", cq.metadata.name}}}, {"status", status}}});
+  }
+  for (const auto& lq : state.local_queues) {
+    const std::string key = lq.metadata.namespace_ + "/" + lq.metadata.name;
+    const Counts& c = lq_counts[key];
+    std::vector<api::ResourceGroup> groups;
+    for (const auto& cq : state.cluster_queues)
+      if (cq.metadata.name == lq.spec.cluster_queue) groups = cq.spec.resource_groups;
+    const Json usage = usage_json(groups, c, false);
+    Json status = {{"pendingWorkloads", c.pending},
+                   {"reservingWorkloads", c.admitted},
+                   {"admittedWorkloads", c.admitted},
+                   {"flavorsReservation", usage},
+                   {"flavorsUsage", usage}};
+    Json current_json = api::EncodeValue(lq.status.value_or(api::LocalQueueStatus{}));
+    bool same = true;
+    for (const char* k : {"pendingWorkloads", "reservingWorkloads", "admittedWorkloads", "flavorsReservation", "flavorsUsage"}) {
+      same = same && current_json.contains(k) && current_json[k] == status[k];
+    }
+    if (same) continue;
+    queue_writes.push_back({apiclient::resources::kLocalQueues, lq.metadata.namespace_, lq.metadata.name,
+                            {{"apiVersion", api::kApiVersion}, {"kind", "LocalQueue"},
+                             {"metadata", {{"name", lq.metadata.name}, {"namespace", lq.metadata.namespace_}}},
+                             {"status", status}}});
+  }
+
+  apiclient::PatchOptions apply;
+  apply.field_manager = kFieldManager;
+  apply.force = true;
+  apply.subresource = "status";
+  std::atomic<int64_t> ok{0}, failed{0};
+  std::mutex failed_mu;
+  std::vector<std::string> failed_keys;
+  auto write_workloads = [&](const std::vector<Write>& list) {
+    ParallelFor(list.size(), 4, [&](size_t i) {
+      const Write& wr = list[i];
+      auto r = client_.Patch(apiclient::resources::kWorkloads, wr.ns, wr.name, apiclient::PatchType::kApply, wr.body, apply);
+      if (r.ok()) {
+        ++ok;
+        return;
+      }
+      ++failed;
+      std::lock_guard<std::mutex> l(failed_mu);
+      failed_keys.push_back(wr.ns + "/" + wr.name);
+      if (!r.error().IsNotFound()) log_("warn", "status of Workload " + wr.ns + "/" + wr.name + ": " + r.error().ToString());
+    });
+  };
+  write_workloads(writes);
+  for (const auto& k : failed_keys) assumed_.erase(k);  // not written: the cache stays the truth
+  ParallelFor(queue_writes.size(), 4, [&](size_t i) {
+    const QueueWrite& qw = queue_writes[i];
+    auto r = client_.Patch(qw.resource, qw.ns, qw.name, apiclient::PatchType::kApply, qw.body, apply);
+    if (r.ok()) {
+      ++ok;
+    } else {
+      ++failed;
+      log_("warn", "status of " + qw.body["kind"].get<std::string>() + " " + qw.name + ": " + r.error().ToString());
+    }
+  });
+  write_workloads(pending_writes);
+  for (const auto& a : d.admitted) log_("info", "admitted " + a.workload + " in ClusterQueue " + a.cluster_queue);
+  for (const auto& p : d.preempted) {
+    log_("info", "preempted " + p.workload + " for " + p.preemptor + " (" + admission::ToString(p.reason) + ")");
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  ++stats_.passes;
+  stats_.admitted += static_cast<int64_t>(d.admitted.size());
+  stats_.preempted += static_cast<int64_t>(d.preempted.size());
+  stats_.status_writes += ok;
+  stats_.write_errors += failed;
+  if (failed > 0 || more_pending) dirty_ = true;  // try again / write the rest on the next pass
+}
+
+}  // namespace rota::controller

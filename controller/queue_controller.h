@@ -1,0 +1,79 @@
+#pragma once
+
+// The queue controller behind `rota run`: informers on the Kueue objects and Namespaces feed the
+// admission engine; its decisions are written back as Workload status (admission and Kueue's
+// conditions, by server-side apply) and as ClusterQueue and LocalQueue status (counts and flavor
+// usage). Writes happen only when something changed, so pending workloads cause no status churn.
+//
+// This is the part of the controller that works on Workloads directly (as Kueue's scheduler
+// benchmark drives it). batch/v1 Job integration builds on it.
+//
+// Threads: Run() owns the scheduling loop; informer threads only mark it dirty.
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "rota/api/kueue.h"
+#include "rota/apiclient/client.h"
+#include "rota/apiclient/informer.h"
+#include "run_config.h"
+
+namespace rota::controller {
+
+struct NamespaceInfo {
+  std::string name;
+  std::map<std::string, std::string> labels;
+};
+
+class QueueController {
+ public:
+  using Logger = std::function<void(const std::string& level, const std::string& message)>;
+
+  QueueController(apiclient::Client& client, RunConfig config, Logger log);
+  ~QueueController();
+
+  // Starts the informers, waits for them to sync, then schedules after every change until
+  // `stop` is set.
+  void Run(const std::atomic<bool>& stop);
+
+  struct Stats {
+    int64_t passes = 0;
+    int64_t admitted = 0;
+    int64_t preempted = 0;
+    int64_t status_writes = 0;
+    int64_t write_errors = 0;
+  };
+  Stats stats() const;
+
+ private:
+  void MarkDirty();
+  void Pass();
+
+  apiclient::Client& client_;
+  RunConfig config_;
+  Logger log_;
+
+  std::unique_ptr<apiclient::Informer<api::ResourceFlavor>> flavors_;
+  std::unique_ptr<apiclient::Informer<api::Cohort>> cohorts_;
+  std::unique_ptr<apiclient::Informer<api::ClusterQueue>> cluster_queues_;
+  std::unique_ptr<apiclient::Informer<api::LocalQueue>> local_queues_;
+  std::unique_ptr<apiclient::Informer<api::WorkloadPriorityClass>> priority_classes_;
+  std::unique_ptr<apiclient::Informer<api::Workload>> workloads_;
+  std::unique_ptr<apiclient::Informer<NamespaceInfo>> namespaces_;
+
+  // Decisions written but not yet seen back through the Workload informer: the admission we
+  // set (or nullopt when we cleared it), so that the next pass does not count them twice.
+  std::map<std::string, std::optional<api::Admission>> assumed_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool dirty_ = false;
+  Stats stats_;
+};
+
+}  // namespace rota::controller

@@ -1,0 +1,36 @@
+#pragma once
+
+// `rota run --config rota.yaml`: the controller's settings. Every key is optional; unknown keys and
+// bad values are rejected at start with the key named.
+//
+//   clientConnection: {qps: 50, burst: 100}
+//   leaderElection: {enabled: false, leaseName: rota-controller, leaseNamespace: rota-system}
+//   fairSharing: {enabled: false}
+//   scheduling: {batchPeriod: 100ms}
+//   logging: {level: info, format: text}   # format: text or json
+
+#include <chrono>
+#include <string>
+
+#include "rota/admission/status.h"
+
+namespace rota::controller {
+
+struct RunConfig {
+  double qps = 50;
+  int burst = 100;
+  bool leader_election = false;
+  std::string lease_name = "rota-controller";
+  std::string lease_namespace = "rota-system";
+  bool fair_sharing = false;
+  // How long the scheduler waits after a change for more changes before a pass.
+  std::chrono::milliseconds batch_period{100};
+  std::string log_level = "info";   // trace, debug, info, warn, error
+  std::string log_format = "text";  // text or json
+};
+
+// Parses a config file's text; `source` names it in errors (`rota.yaml: scheduling.batchPeriod:
+// "soon" is not a duration such as 100ms or 2s`).
+Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& source);
+
+}  // namespace rota::controller

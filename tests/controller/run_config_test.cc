@@ -1,0 +1,50 @@
+#include "run_config.h"
+
+#include <gtest/gtest.h>
+
+namespace rota::controller {
+namespace {
+
+TEST(RunConfigTest, ReadsEverySetting) {
+  Result<RunConfig> c = ParseRunConfig(R"(
+clientConnection: {qps: 200, burst: 400}
+leaderElection: {enabled: true, leaseName: rota, leaseNamespace: kube-system}
+fairSharing: {enabled: true}
+scheduling: {batchPeriod: 250ms}
+logging: {level: debug, format: json}
+)", "rota.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->qps, 200);
+  EXPECT_EQ(c->burst, 400);
+  EXPECT_TRUE(c->leader_election);
+  EXPECT_EQ(c->lease_namespace, "kube-system");
+  EXPECT_TRUE(c->fair_sharing);
+  EXPECT_EQ(c->batch_period, std::chrono::milliseconds(250));
+  EXPECT_EQ(c->log_format, "json");
+  EXPECT_TRUE(ParseRunConfig("", "empty.yaml").ok());
+}
+
+TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  for (const Case& c : {
+           Case{"metrics: {port: 8080}", "rota.yaml: metrics: unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, logging)"},
+           Case{"clientConnection: {qps: 10, qsp: 5}", "rota.yaml: clientConnection.qsp: unknown setting"},
+           Case{"clientConnection: {qps: -1}", "rota.yaml: clientConnection.qps: must be a positive number"},
+           Case{"clientConnection: {burst: many}", "rota.yaml: clientConnection.burst: must be a positive integer"},
+           Case{"leaderElection: {enabled: maybe}", "rota.yaml: leaderElection.enabled: must be true or false"},
+           Case{"scheduling: {batchPeriod: soon}", "rota.yaml: scheduling.batchPeriod: \"soon\" is not a duration such as 100ms or 2s"},
+           Case{"logging: {format: xml}", "rota.yaml: logging.format: use text or json"},
+           Case{"logging: {level: loud}", "rota.yaml: logging.level: use one of trace, debug, info, warn, error"},
+           Case{"- a\n- b", "rota.yaml: must be a map of settings"},
+       }) {
+    Result<RunConfig> r = ParseRunConfig(c.text, "rota.yaml");
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_EQ(r.status().message(), c.message);
+  }
+}
+
+}  // namespace
+}  // namespace rota::controller
