@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "job_controller.h"
 #include "queue_controller.h"
 #include "rota/apiclient/config.h"
 #include "rota/apiclient/leader.h"
@@ -82,8 +83,15 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   log("info", std::string("rota ") + ROTA_VERSION + " starting against " + rest->server);
 
   rota::controller::QueueController controller(**client, config, log);
+  rota::controller::JobController jobs(**client, controller, log);
+  // Both loops until `stop`: the queue controller on this thread, the Job integration beside it.
+  auto run_all = [&](const std::atomic<bool>& stop) {
+    std::thread job_thread([&] { jobs.Run(stop); });
+    controller.Run(stop);
+    job_thread.join();
+  };
   if (!config.leader_election) {
-    controller.Run(g_stop);
+    run_all(g_stop);
   } else {
     char host[256] = {0};
     gethostname(host, sizeof host - 1);
@@ -98,7 +106,7 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
         g_stop,
         [&] {
           log("info", "became the leader (" + le.identity + ")");
-          worker = std::thread([&] { controller.Run(stop_work); });
+          worker = std::thread([&] { run_all(stop_work); });
         },
         [&] {
           log("info", "stopped leading");

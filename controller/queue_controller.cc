@@ -140,9 +140,17 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
   priority_classes_ = std::make_unique<apiclient::Informer<api::WorkloadPriorityClass>>(
       client_, r::kWorkloadPriorityClasses, "", api::DecodeObject<api::WorkloadPriorityClass>,
       handlers(static_cast<api::WorkloadPriorityClass*>(nullptr)), options);
+  // Workload changes also go to the listener (the Job integration follows its Workloads).
+  apiclient::Informer<api::Workload>::Handlers workload_handlers;
+  auto tell = [this](const api::Workload& w) {
+    MarkDirty();
+    if (workload_listener_) workload_listener_(w);
+  };
+  workload_handlers.on_add = tell;
+  workload_handlers.on_update = [tell](const api::Workload&, const api::Workload& w) { tell(w); };
+  workload_handlers.on_delete = tell;
   workloads_ = std::make_unique<apiclient::Informer<api::Workload>>(
-      client_, r::kWorkloads, "", api::DecodeObject<api::Workload>, handlers(static_cast<api::Workload*>(nullptr)),
-      options);
+      client_, r::kWorkloads, "", api::DecodeObject<api::Workload>, workload_handlers, options);
   namespaces_ = std::make_unique<apiclient::Informer<NamespaceInfo>>(
       client_, r::kNamespaces, "",
       [](const Json& j) -> Result<NamespaceInfo> {
@@ -167,16 +175,24 @@ void QueueController::MarkDirty() {
   cv_.notify_all();
 }
 
+void QueueController::Start() {
+  for (auto* r : Reflectors()) r->Start();
+}
+
+bool QueueController::HasSynced() const {
+  for (auto* r : Reflectors())
+    if (!r->HasSynced()) return false;
+  return true;
+}
+
+std::vector<apiclient::Reflector*> QueueController::Reflectors() const {
+  return {flavors_.get(), cohorts_.get(), cluster_queues_.get(), local_queues_.get(),
+          priority_classes_.get(), workloads_.get(), namespaces_.get()};
+}
+
 void QueueController::Run(const std::atomic<bool>& stop) {
-  apiclient::Reflector* all[] = {flavors_.get(), cohorts_.get(), cluster_queues_.get(), local_queues_.get(),
-                                 priority_classes_.get(), workloads_.get(), namespaces_.get()};
-  for (auto* r : all) r->Start();
-  while (!stop) {
-    bool synced = true;
-    for (auto* r : all) synced = synced && r->HasSynced();
-    if (synced) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  Start();
+  while (!stop && !HasSynced()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   log_("info", "caches synced; scheduling");
   MarkDirty();
   while (!stop) {
@@ -191,7 +207,7 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     std::this_thread::sleep_for(config_.batch_period);
     Pass();
   }
-  for (auto* r : all) r->Stop();
+  for (auto* r : Reflectors()) r->Stop();
 }
 
 void QueueController::Pass() {

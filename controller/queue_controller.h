@@ -37,9 +37,21 @@ class QueueController {
   QueueController(apiclient::Client& client, RunConfig config, Logger log);
   ~QueueController();
 
-  // Starts the informers, waits for them to sync, then schedules after every change until
-  // `stop` is set.
+  // Starts the informers (idempotent), waits for them to sync, then schedules after every change
+  // until `stop` is set.
   void Run(const std::atomic<bool>& stop);
+  void Start();
+  bool HasSynced() const;
+
+  // Called on an informer thread for every added, changed or deleted Workload. Set before Run.
+  void OnWorkloadChange(std::function<void(const api::Workload&)> listener) {
+    workload_listener_ = std::move(listener);
+  }
+  // The caches, for the Job integration (read-only).
+  const apiclient::Informer<api::Workload>& workloads() const { return *workloads_; }
+  const apiclient::Informer<api::LocalQueue>& local_queues() const { return *local_queues_; }
+  const apiclient::Informer<api::WorkloadPriorityClass>& priority_classes() const { return *priority_classes_; }
+  const apiclient::Informer<api::ResourceFlavor>& flavors() const { return *flavors_; }
 
   struct Stats {
     int64_t passes = 0;
@@ -53,6 +65,8 @@ class QueueController {
  private:
   void MarkDirty();
   void Pass();
+  std::vector<apiclient::Reflector*> Reflectors() const;
+  std::function<void(const api::Workload&)> workload_listener_;
 
   apiclient::Client& client_;
   RunConfig config_;

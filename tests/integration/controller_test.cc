@@ -154,5 +154,78 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
   kubectl()({"delete", "resourceflavor", flavor, "--wait=false"});
 }
 
+std::string JobManifest(const std::string& name, const std::string& labels, int pods, int gpus_each,
+                        const std::string& complete_after, bool suspend = true) {
+  std::string annotations = complete_after.empty()
+                                ? ""
+                                : "      annotations:\n        pod-complete.stage.kwok.x-k8s.io/delay: \"" + complete_after + "\"\n";
+  return "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + name + "\n  labels:\n" + labels +
+         "spec:\n  suspend: " + (suspend ? "true" : "false") + "\n  parallelism: " + std::to_string(pods) +
+         "\n  completions: " + std::to_string(pods) + "\n  template:\n    metadata:\n" + annotations +
+         "    spec:\n      restartPolicy: Never\n      terminationGracePeriodSeconds: 5\n      containers:\n"
+         "      - name: train\n        image: registry.example/train:1\n        resources:\n          limits:\n"
+         "            nvidia.com/gpu: \"" + std::to_string(gpus_each) + "\"\n";
+}
+
+TEST_F(ControllerTest, JobsRunWhenAdmittedAndAreSuspendedWhenPreempted) {
+  const std::string flavor = "a100-" + ns(), cq = "cq-" + ns(), low = "low-" + ns(), high = "high-" + ns();
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor +
+                              "\nspec:\n  nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n").ok());
+  ASSERT_TRUE(kubectl().Apply(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + cq +
+      "\nspec:\n  namespaceSelector: {}\n  preemption: {withinClusterQueue: LowerPriority}\n"
+      "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: " + flavor +
+      "\n      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]\n").ok());
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
+                              "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  for (auto [name, value] : {std::pair{low, 10}, std::pair{high, 100}}) {
+    ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " +
+                                name + "\nvalue: " + std::to_string(value) + "\n").ok());
+  }
+  StartRota();
+
+  // A checkpointable training Job (runs until stopped), queued as a data scientist would.
+  ASSERT_TRUE(kubectl().Apply(JobManifest("train", "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + low + "\n", 2, 2, ""), ns()).ok());
+  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "train"}, "{.spec.suspend}", ns()) == "false"; }, 60s)) << Log();
+  EXPECT_EQ(kubectl().JsonPath({"job", "train"}, "{.spec.template.spec.nodeSelector.nvidia\\.com/gpu\\.product}", ns()),
+            "NVIDIA-A100-SXM4-80GB");
+  ASSERT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"pods", "-l", "job-name=train"}, "{range .items[*]}{.status.phase}{\" \"}{end}", ns()) == "Running Running ";
+  }, 60s));
+  const std::string train_wl = kubectl().JsonPath({"workloads"}, "{.items[0].metadata.name}", ns());
+  EXPECT_EQ(train_wl.rfind("job-train-", 0), 0u) << train_wl;
+  EXPECT_EQ(kubectl().JsonPath({"workload", train_wl}, "{.metadata.ownerReferences[0].kind}/{.spec.priority}", ns()), "Job/10");
+
+  // An urgent Job needs all 4 GPUs: the training Job is suspended (its pods get their grace
+  // period), its template restored, and it resumes when the urgent one has finished.
+  ASSERT_TRUE(kubectl().Apply(JobManifest("urgent", "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + high + "\n", 1, 4, "3s"), ns()).ok());
+  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "train"}, "{.spec.suspend}", ns()) == "true"; }, 60s)) << Log();
+  EXPECT_EQ(kubectl().JsonPath({"workload", train_wl}, "{.status.conditions[?(@.type==\"Preempted\")].reason}", ns()), "InClusterQueue");
+  ASSERT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"job", "train"}, "{.spec.template.spec.nodeSelector}", ns()).empty();
+  }, 30s)) << "the original template was not restored";
+  ASSERT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"job", "urgent"}, "{.status.conditions[?(@.type==\"Complete\")].status}", ns()) == "True";
+  }, 90s)) << Log();
+  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "train"}, "{.spec.suspend}", ns()) == "false"; }, 60s))
+      << "the preempted Job was not resumed\n" << Log();
+
+  // A Job that names no queue is left alone.
+  ASSERT_TRUE(kubectl().Apply(JobManifest("unqueued", "    app: other\n", 1, 1, "", /*suspend=*/false), ns()).ok());
+  std::this_thread::sleep_for(2s);
+  EXPECT_EQ(kubectl().JsonPath({"job", "unqueued"}, "{.spec.suspend}", ns()), "false");
+
+  // Deleting a Job deletes its Workload (owner reference; the garbage collector).
+  ASSERT_TRUE(kubectl()({"delete", "job", "train", "-n", ns(), "--cascade=background"}).ok());
+  EXPECT_TRUE(Eventually([&] {
+    return !kubectl()({"get", "workload", train_wl, "-n", ns()}).ok();
+  }, 60s));
+  EXPECT_EQ(StopRota(), 0) << Log();
+  for (const std::string& o : {"clusterqueue/" + cq, "resourceflavor/" + flavor, "workloadpriorityclass/" + low,
+                               "workloadpriorityclass/" + high}) {
+    kubectl()({"delete", o, "--wait=false"});
+  }
+}
+
 }  // namespace
 }  // namespace rota::testing

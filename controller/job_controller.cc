@@ -1,0 +1,309 @@
+#include "job_controller.h"
+
+#include <cstdio>
+#include <ctime>
+#include <thread>
+
+namespace rota::controller {
+namespace {
+
+using apiclient::Json;
+namespace wc = api::workload_condition;
+
+std::string NowRfc3339() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string LabelOr(const std::map<std::string, std::string>& m, std::string_view key) {
+  auto it = m.find(std::string(key));
+  return it == m.end() ? "" : it->second;
+}
+
+// The Job that owns a Workload, as "namespace/name", or "".
+std::string OwnerJob(const api::Workload& wl) {
+  const Json& refs = wl.metadata.extra.contains("ownerReferences") ? wl.metadata.extra["ownerReferences"] : Json();
+  if (!refs.is_array()) return "";
+  for (const auto& r : refs)
+    if (r.value("kind", "") == "Job" && r.value("apiVersion", "") == "batch/v1") {
+      return wl.metadata.namespace_ + "/" + r.value("name", "");
+    }
+  return "";
+}
+
+bool IsAdmitted(const api::Workload& wl) {
+  if (!wl.status || !wl.status->admission) return false;
+  const api::Condition* c = api::FindCondition(wl.status->conditions, wc::kAdmitted);
+  return c && c->status == api::ConditionStatus::kTrue;
+}
+
+}  // namespace
+
+Result<JobInfo> JobInfo::Decode(const Json& job) {
+  JobInfo j;
+  api::ObjectMeta meta;
+  if (Status s = api::DecodeValue(job.contains("metadata") ? job["metadata"] : Json::object(), "metadata", meta); !s.ok()) {
+    return s;
+  }
+  j.ns = meta.namespace_;
+  j.name = meta.name;
+  j.uid = meta.uid;
+  j.labels = meta.labels;
+  j.annotations = meta.annotations;
+  const Json& spec = job.contains("spec") ? job["spec"] : Json::object();
+  j.suspend = spec.value("suspend", false);
+  j.parallelism = spec.value("parallelism", 1);
+  if (spec.contains("completions") && spec["completions"].is_number_integer()) j.completions = spec["completions"].get<int32_t>();
+  j.pod_template = spec.contains("template") ? spec["template"] : Json::object();
+  const Json& status = job.contains("status") ? job["status"] : Json::object();
+  j.started = status.contains("startTime") && !status["startTime"].is_null();
+  if (status.contains("conditions") && status["conditions"].is_array()) {
+    for (const auto& c : status["conditions"]) {
+      if (c.value("status", "") != "True") continue;
+      const std::string type = c.value("type", "");
+      if (type == "Complete") j.finished = "Succeeded";
+      if (type == "Failed") j.finished = "Failed";
+      if (!j.finished.empty()) j.finished_message = c.value("message", "Job finished");
+    }
+  }
+  return j;
+}
+
+std::string WorkloadNameForJob(const std::string& job_name, const std::string& job_uid) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (unsigned char c : job_name + "/" + job_uid) h = (h ^ c) * 16777619u;
+  char suffix[8];
+  std::snprintf(suffix, sizeof suffix, "%05x", h & 0xfffff);
+  std::string base = "job-" + job_name;
+  if (base.size() > 240) base.resize(240);
+  return base + "-" + suffix;
+}
+
+JobController::JobController(apiclient::Client& client, QueueController& queues, QueueController::Logger log)
+    : client_(client), queues_(queues), log_(std::move(log)) {
+  apiclient::Informer<JobInfo>::Handlers h;
+  auto enqueue = [this](const JobInfo& j) { queue_.Add(j.ns + "/" + j.name); };
+  h.on_add = enqueue;
+  h.on_update = [enqueue](const JobInfo&, const JobInfo& j) { enqueue(j); };
+  h.on_delete = enqueue;
+  apiclient::InformerOptions options;
+  options.on_error = [this](const std::string& m) { log_("warn", m); };
+  jobs_ = std::make_unique<apiclient::Informer<JobInfo>>(client_, apiclient::resources::kJobs, "", JobInfo::Decode, h,
+                                                         options);
+  queues_.OnWorkloadChange([this](const api::Workload& wl) {
+    const std::string owner = OwnerJob(wl);
+    if (!owner.empty()) queue_.Add(owner);
+  });
+}
+
+JobController::~JobController() {
+  queue_.ShutDown();
+  jobs_->Stop();
+}
+
+void JobController::Run(const std::atomic<bool>& stop, int workers) {
+  jobs_->Start();
+  while (!stop && !(jobs_->HasSynced() && queues_.HasSynced())) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::vector<std::thread> pool;
+  for (int i = 0; i < workers; ++i) {
+    pool.emplace_back([this] {
+      while (auto key = queue_.Get()) {
+        if (Reconcile(*key)) {
+          queue_.Forget(*key);
+        } else {
+          queue_.AddRateLimited(*key);
+        }
+        queue_.Done(*key);
+      }
+    });
+  }
+  while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  queue_.ShutDownWithDrain();
+  for (auto& t : pool) t.join();
+  jobs_->Stop();
+}
+
+bool JobController::Reconcile(const std::string& key) {
+  auto job = jobs_->Get(key);
+  if (!job) return true;  // deleted: the garbage collector removes its Workload (owner reference)
+  std::string queue = LabelOr(job->labels, api::kQueueNameLabel);
+  if (queue.empty()) {
+    if (!queues_.local_queues().Get(job->ns + "/default")) return true;  // not queued: not ours
+    queue = "default";
+  }
+  const std::string wl_name = WorkloadNameForJob(job->name, job->uid);
+  auto wl = queues_.workloads().Get(job->ns + "/" + wl_name);
+  if (!job->finished.empty()) return wl ? MarkFinished(*job, *wl) : true;
+  if (!wl) {
+    if (!job->suspend) {
+      // Created without the webhook's default: stop it until it is admitted.
+      auto r = client_.Patch(apiclient::resources::kJobs, job->ns, job->name, apiclient::PatchType::kMerge,
+                             {{"spec", {{"suspend", true}}}});
+      if (!r.ok() && !r.error().IsNotFound()) {
+        log_("warn", "suspending Job " + key + ": " + r.error().ToString());
+        return false;
+      }
+      log_("info", "suspended Job " + key + " until it is admitted");
+    }
+    return CreateWorkload(*job, queue);
+  }
+  if (IsAdmitted(*wl)) return job->suspend ? Start(*job, *wl) : true;
+  return Stop(*job, *wl);
+}
+
+bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue) {
+  int32_t count = job.parallelism;
+  if (job.completions) count = std::min(count, *job.completions);
+  Json pod_set = {{"name", "main"}, {"count", count}, {"template", job.pod_template}};
+  const std::string min = LabelOr(job.annotations, api::kJobMinParallelismAnnotation);
+  if (!min.empty()) {
+    try {
+      const int m = std::stoi(min);
+      if (m >= 1 && m <= count) pod_set["minCount"] = m;
+      else log_("warn", "Job " + job.ns + "/" + job.name + ": annotation " + std::string(api::kJobMinParallelismAnnotation) +
+                        "=" + min + " must be between 1 and the Job's parallelism (" + std::to_string(count) + "); ignored");
+    } catch (...) {
+      log_("warn", "Job " + job.ns + "/" + job.name + ": annotation " + std::string(api::kJobMinParallelismAnnotation) +
+                       "=\"" + min + "\" is not a number; ignored");
+    }
+  }
+  Json spec = {{"queueName", queue}, {"podSets", Json::array({pod_set})}};
+  const std::string cls = LabelOr(job.labels, api::kPriorityClassLabel);
+  if (!cls.empty()) {
+    auto wpc = queues_.priority_classes().Get(cls);
+    spec["priorityClassRef"] = {{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", cls}};
+    spec["priority"] = wpc ? wpc->value : 0;
+  }
+  Json wl = {{"apiVersion", api::kApiVersion},
+             {"kind", "Workload"},
+             {"metadata",
+              {{"name", WorkloadNameForJob(job.name, job.uid)},
+               {"namespace", job.ns},
+               {"labels", {{"kueue.x-k8s.io/job-uid", job.uid}}},
+               {"ownerReferences",
+                Json::array({{{"apiVersion", "batch/v1"},
+                              {"kind", "Job"},
+                              {"name", job.name},
+                              {"uid", job.uid},
+                              {"controller", true},
+                              {"blockOwnerDeletion", true}}})}}},
+             {"spec", spec}};
+  auto r = client_.Create(apiclient::resources::kWorkloads, job.ns, wl);
+  if (!r.ok() && !r.error().IsAlreadyExists()) {
+    log_("warn", "creating the Workload of Job " + job.ns + "/" + job.name + ": " + r.error().ToString());
+    return r.error().retry == apiclient::Retry::kNo;  // a rejected Workload will not fix itself
+  }
+  if (r.ok()) log_("info", "created Workload " + job.ns + "/" + wl["metadata"]["name"].get<std::string>() + " for Job " + job.name);
+  return true;
+}
+
+bool JobController::Start(const JobInfo& job, const api::Workload& wl) {
+  // The Workload's pod template is the Job's original one: start from it, add the flavors'.
+  const Json& original = wl.spec.pod_sets.empty() ? job.pod_template : wl.spec.pod_sets[0].template_;
+  const Json& pod_spec = original.contains("spec") ? original["spec"] : Json::object();
+  Json node_selector = pod_spec.contains("nodeSelector") ? pod_spec["nodeSelector"] : Json::object();
+  Json tolerations = pod_spec.contains("tolerations") ? pod_spec["tolerations"] : Json::array();
+  int32_t count = wl.spec.pod_sets.empty() ? job.parallelism : wl.spec.pod_sets[0].count;
+  for (const auto& psa : wl.status->admission->pod_set_assignments) {
+    if (psa.count) count = *psa.count;
+    for (const auto& [resource, flavor_name] : psa.flavors) {
+      auto flavor = queues_.flavors().Get(flavor_name);
+      if (!flavor) continue;
+      for (const auto& [k, v] : flavor->spec.node_labels) node_selector[k] = v;
+      for (const auto& t : flavor->spec.tolerations) {
+        Json tj = api::EncodeValue(t);
+        if (std::find(tolerations.begin(), tolerations.end(), tj) == tolerations.end()) tolerations.push_back(tj);
+      }
+    }
+  }
+  Json patch = {{"spec",
+                 {{"suspend", false},
+                  {"parallelism", count},
+                  {"template", {{"spec", {{"nodeSelector", node_selector}, {"tolerations", tolerations}}}}}}}};
+  auto r = client_.Patch(apiclient::resources::kJobs, job.ns, job.name, apiclient::PatchType::kMerge, patch);
+  if (!r.ok()) {
+    log_("warn", "starting Job " + job.ns + "/" + job.name + ": " + r.error().ToString());
+    return r.error().IsNotFound();
+  }
+  log_("info", "started Job " + job.ns + "/" + job.name + " (" + std::to_string(count) + " pods) in ClusterQueue " +
+                   wl.status->admission->cluster_queue);
+  return true;
+}
+
+bool JobController::Stop(const JobInfo& job, const api::Workload& wl) {
+  const std::string key = job.ns + "/" + job.name;
+  const Json& original = wl.spec.pod_sets.empty() ? job.pod_template : wl.spec.pod_sets[0].template_;
+  const Json no_spec = Json::object();
+  const Json& pod_spec = original.contains("spec") ? original["spec"] : no_spec;
+  const Json& job_spec = job.pod_template.contains("spec") ? job.pod_template["spec"] : no_spec;
+  const int32_t original_count = wl.spec.pod_sets.empty() ? job.parallelism : wl.spec.pod_sets[0].count;
+  auto field = [](const Json& spec, const char* name) { return spec.contains(name) ? spec[name] : Json(nullptr); };
+  const bool restored = field(job_spec, "nodeSelector") == field(pod_spec, "nodeSelector") &&
+                        field(job_spec, "tolerations") == field(pod_spec, "tolerations") &&
+                        job.parallelism == original_count;
+  if (job.suspend && restored) return true;
+  if (!job.suspend) {
+    // 1. Suspend: the Job controller deletes the pods with their termination grace period, the
+    //    window a checkpointing trainer uses.
+    auto r = client_.Patch(apiclient::resources::kJobs, job.ns, job.name, apiclient::PatchType::kMerge,
+                           {{"spec", {{"suspend", true}}}});
+    if (!r.ok()) {
+      log_("warn", "suspending Job " + key + ": " + r.error().ToString());
+      return r.error().IsNotFound();
+    }
+    log_("info", "suspended Job " + key + ": its Workload has no admission");
+  }
+  // 2. The template may change only while the Job is suspended and has no start time; the Job
+  //    controller clears it after suspending, and so do we, in case it has not yet.
+  if (job.started) {
+    auto s = client_.Patch(apiclient::resources::kJobs, job.ns, job.name, apiclient::PatchType::kMerge,
+                           {{"status", {{"startTime", nullptr}}}}, {"rota", false, "status"});
+    if (!s.ok() && !s.error().IsNotFound()) log_("debug", "clearing the start time of Job " + key + ": " + s.error().ToString());
+  }
+  // 3. Put back the original template and parallelism; until that succeeds, try again.
+  Json restore = {{"spec",
+                   {{"parallelism", original_count},
+                    {"template",
+                     {{"spec", {{"nodeSelector", field(pod_spec, "nodeSelector")}, {"tolerations", field(pod_spec, "tolerations")}}}}}}}};
+  auto t = client_.Patch(apiclient::resources::kJobs, job.ns, job.name, apiclient::PatchType::kMerge, restore);
+  if (!t.ok()) {
+    log_("debug", "restoring the template of Job " + key + " (will retry): " + t.error().ToString());
+    return t.error().IsNotFound();
+  }
+  return true;
+}
+
+bool JobController::MarkFinished(const JobInfo& job, const api::Workload& wl) {
+  if (wl.status) {
+    const api::Condition* c = api::FindCondition(wl.status->conditions, wc::kFinished);
+    if (c && c->status == api::ConditionStatus::kTrue) return true;
+  }
+  Json body = {{"apiVersion", api::kApiVersion},
+               {"kind", "Workload"},
+               {"metadata", {{"name", wl.metadata.name}, {"namespace", wl.metadata.namespace_}}},
+               {"status",
+                {{"conditions",
+                  Json::array({{{"type", wc::kFinished},
+                                {"status", "True"},
+                                {"reason", job.finished},
+                                {"message", job.finished_message.empty() ? "Job finished" : job.finished_message},
+                                {"lastTransitionTime", NowRfc3339()}}})}}}};
+  apiclient::PatchOptions apply;
+  apply.field_manager = "rota-job";
+  apply.force = true;
+  apply.subresource = "status";
+  auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
+                         apiclient::PatchType::kApply, body, apply);
+  if (!r.ok()) {
+    log_("warn", "marking Workload " + wl.metadata.namespace_ + "/" + wl.metadata.name + " finished: " + r.error().ToString());
+    return r.error().IsNotFound();
+  }
+  log_("info", "Job " + job.ns + "/" + job.name + " finished (" + job.finished + "): its quota is released");
+  return true;
+}
+
+}  // namespace rota::controller

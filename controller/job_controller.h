@@ -1,0 +1,70 @@
+#pragma once
+
+// The batch/v1 Job integration, with Kueue's conventions: a Job labelled
+// kueue.x-k8s.io/queue-name (or in a namespace with a LocalQueue named "default") runs only when
+// admitted. rota creates its Workload (owned by the Job, pod set "main", count = parallelism,
+// minCount from kueue.x-k8s.io/job-min-parallelism, priority from kueue.x-k8s.io/priority-class)
+// and keeps the Job suspended; on admission it merges the flavors' node labels into the pod
+// template's nodeSelector, adds their tolerations, sets parallelism to the admitted count, and
+// unsuspends it; when the Workload loses its admission (preemption) it suspends the Job again and
+// restores the template, so the pods get their termination grace period to checkpoint; a finished
+// Job marks its Workload Finished, which releases the quota at once. A deleted Job takes its
+// Workload with it (owner reference, garbage collector).
+//
+// Threads: informer threads enqueue Job keys; Run() reconciles them on worker threads.
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "queue_controller.h"
+#include "rota/apiclient/informer.h"
+#include "rota/apiclient/workqueue.h"
+
+namespace rota::controller {
+
+// What rota keeps of a Job.
+struct JobInfo {
+  std::string ns, name, uid;
+  std::map<std::string, std::string> labels, annotations;
+  bool suspend = false;
+  int32_t parallelism = 1;
+  std::optional<int32_t> completions;
+  bool started = false;  // status.startTime is set
+  std::string finished;  // "Succeeded" / "Failed" once the Job has finished, else ""
+  std::string finished_message;
+  apiclient::Json pod_template;
+
+  static Result<JobInfo> Decode(const apiclient::Json& job);
+};
+
+// The Workload name for a Job: job-<name>-<5 hex digits of its uid's hash>.
+std::string WorkloadNameForJob(const std::string& job_name, const std::string& job_uid);
+
+class JobController {
+ public:
+  JobController(apiclient::Client& client, QueueController& queues, QueueController::Logger log);
+  ~JobController();
+
+  // Starts the Job informer and `workers` reconcilers; returns when `stop` is set.
+  void Run(const std::atomic<bool>& stop, int workers = 2);
+
+ private:
+  // Brings one Job and its Workload together; false to retry with backoff.
+  bool Reconcile(const std::string& key);
+  bool CreateWorkload(const JobInfo& job, const std::string& queue);
+  bool Start(const JobInfo& job, const api::Workload& wl);
+  bool Stop(const JobInfo& job, const api::Workload& wl);
+  bool MarkFinished(const JobInfo& job, const api::Workload& wl);
+
+  apiclient::Client& client_;
+  QueueController& queues_;
+  QueueController::Logger log_;
+  apiclient::WorkQueue queue_;
+  std::unique_ptr<apiclient::Informer<JobInfo>> jobs_;
+};
+
+}  // namespace rota::controller
