@@ -16,7 +16,9 @@
 #include <sstream>
 #include <thread>
 
+#include "http_server.h"
 #include "job_controller.h"
+#include "metrics.h"
 #include "queue_controller.h"
 #include "rota/apiclient/config.h"
 #include "rota/apiclient/leader.h"
@@ -82,7 +84,39 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   std::signal(SIGINT, OnSignal);
   log("info", std::string("rota ") + ROTA_VERSION + " starting against " + rest->server);
 
-  rota::controller::QueueController controller(**client, config, log);
+  rota::controller::Metrics metrics;
+  metrics.Set("kueue_build_info", {{"git_version", ROTA_VERSION}, {"compiler", "rota (C++)"}, {"platform", "linux"}}, 1);
+  rota::apiclient::EventRecorder events(**client, "rota");
+  rota::controller::QueueController controller(**client, config, log, &metrics, &events);
+  std::atomic<bool> standing_by{config.leader_election};
+  using rota::controller::HttpReply;
+  std::unique_ptr<rota::controller::HttpServer> metrics_server, health_server;
+  if (config.metrics_address != "0") {
+    auto s = rota::controller::HttpServer::Start(config.metrics_address, {{"/metrics", [&] {
+      return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics.Render()};
+    }}});
+    if (!s.ok()) {
+      std::cerr << "metrics.bindAddress: " << s.status().message() << "\n";
+      return 2;
+    }
+    metrics_server = std::move(*s);
+    log("info", "serving /metrics on port " + std::to_string(metrics_server->port()));
+  }
+  if (config.health_address != "0") {
+    auto s = rota::controller::HttpServer::Start(config.health_address, {
+        {"/healthz", [] { return HttpReply{200, "text/plain; charset=utf-8", "ok\n"}; }},
+        {"/readyz", [&] {
+           // Ready once the caches are synced, or while standing by for the lease.
+           const bool ready = standing_by || controller.HasSynced();
+           return HttpReply{ready ? 200 : 503, "text/plain; charset=utf-8", ready ? "ok\n" : "caches not synced\n"};
+         }}});
+    if (!s.ok()) {
+      std::cerr << "health.bindAddress: " << s.status().message() << "\n";
+      return 2;
+    }
+    health_server = std::move(*s);
+    log("info", "serving /healthz and /readyz on port " + std::to_string(health_server->port()));
+  }
   rota::controller::JobController jobs(**client, controller, log);
   // Both loops until `stop`: the queue controller on this thread, the Job integration beside it.
   auto run_all = [&](const std::atomic<bool>& stop) {
@@ -106,6 +140,7 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
         g_stop,
         [&] {
           log("info", "became the leader (" + le.identity + ")");
+          standing_by = false;
           worker = std::thread([&] { run_all(stop_work); });
         },
         [&] {

@@ -111,8 +111,9 @@ std::vector<T> Copy(const apiclient::Informer<T>& informer) {
 
 }  // namespace
 
-QueueController::QueueController(apiclient::Client& client, RunConfig config, Logger log)
-    : client_(client), config_(std::move(config)), log_(std::move(log)) {
+QueueController::QueueController(apiclient::Client& client, RunConfig config, Logger log, Metrics* metrics,
+                                 apiclient::EventRecorder* events)
+    : client_(client), config_(std::move(config)), log_(std::move(log)), metrics_(metrics), events_(events) {
   namespace r = apiclient::resources;
   apiclient::InformerOptions options;
   options.on_error = [this](const std::string& m) { log_("warn", m); };
@@ -211,6 +212,7 @@ void QueueController::Run(const std::atomic<bool>& stop) {
 }
 
 void QueueController::Pass() {
+  const auto pass_start = std::chrono::steady_clock::now();
   api::ClusterState state;
   state.fair_sharing = config_.fair_sharing;
   state.flavors = Copy(*flavors_);
@@ -244,6 +246,7 @@ void QueueController::Pass() {
     return;
   }
   admission::Decisions d = admission::Schedule(*snapshot);
+  const double pass_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count();
 
   std::map<std::string, const api::Workload*> by_key;
   for (const auto& w : state.workloads) by_key[w.metadata.namespace_ + "/" + w.metadata.name] = &w;
@@ -451,6 +454,37 @@ void QueueController::Pass() {
     }
   });
   write_workloads(pending_writes);
+  if (metrics_) Record(state, *snapshot, d, pass_seconds);
+  if (events_) {
+    // Kueue's event reasons, on the Workloads whose status was just written.
+    struct Ev {
+      const api::Workload* w;
+      std::string type, reason, message;
+    };
+    std::vector<Ev> evs;
+    for (const auto& a : d.admitted) {
+      const api::Workload* w = by_key.at(a.workload);
+      evs.push_back({w, "Normal", "QuotaReserved", "Quota reserved in ClusterQueue " + a.cluster_queue});
+      evs.push_back({w, "Normal", "Admitted", "Admitted by ClusterQueue " + a.cluster_queue});
+    }
+    for (const auto& p : d.preempted) {
+      const api::Workload* w = by_key.at(p.workload);
+      evs.push_back({w, "Normal", "Preempted", PreemptionMessage(p)});
+      evs.push_back({w, "Normal", "Evicted", "Evicted: " + PreemptionMessage(p)});
+    }
+    for (const auto& pw : pending_writes) {
+      auto it = by_key.find(pw.ns + "/" + pw.name);
+      if (it == by_key.end()) continue;
+      const Json& c = pw.body["status"]["conditions"];
+      for (const auto& cond : c)
+        if (cond["type"] == wc::kQuotaReserved) evs.push_back({it->second, "Warning", "Pending", cond["message"]});
+    }
+    ParallelFor(evs.size(), 4, [&](size_t i) {
+      const Ev& e = evs[i];
+      events_->Record({std::string(api::kApiVersion), "Workload", e.w->metadata.namespace_, e.w->metadata.name, e.w->metadata.uid},
+                      e.type, e.reason, e.message);
+    });
+  }
   for (const auto& a : d.admitted) log_("info", "admitted " + a.workload + " in ClusterQueue " + a.cluster_queue);
   for (const auto& p : d.preempted) {
     log_("info", "preempted " + p.workload + " for " + p.preemptor + " (" + admission::ToString(p.reason) + ")");
@@ -462,6 +496,97 @@ void QueueController::Pass() {
   stats_.status_writes += ok;
   stats_.write_errors += failed;
   if (failed > 0 || more_pending) dirty_ = true;  // try again / write the rest on the next pass
+}
+
+void QueueController::Record(const api::ClusterState& state, const admission::Snapshot& snapshot,
+                             const admission::Decisions& d, double pass_seconds) {
+  Metrics& m = *metrics_;
+  std::map<std::string, const admission::WorkloadSpec*> by_key;
+  for (const auto& w : snapshot.workloads) by_key[w.key] = &w;
+  const double now = static_cast<double>(std::time(nullptr));
+  for (const auto& a : d.admitted) {
+    const Labels cq = {{"cluster_queue", a.cluster_queue}};
+    m.Add("kueue_quota_reserved_workloads_total", cq);
+    m.Add("kueue_admitted_workloads_total", cq);
+    const auto* w = by_key.at(a.workload);
+    if (w->creation_time > 0) {
+      m.Observe("kueue_admission_wait_time_seconds", cq, std::max(0.0, now - static_cast<double>(w->creation_time)));
+      m.Observe("kueue_quota_reserved_wait_time_seconds", cq, std::max(0.0, now - static_cast<double>(w->creation_time)));
+    }
+  }
+  for (const auto& p : d.preempted) {
+    m.Add("kueue_evicted_workloads_total", {{"cluster_queue", p.cluster_queue}, {"reason", "Preempted"}});
+    const auto* preemptor = by_key.at(p.preemptor);
+    m.Add("kueue_preempted_workloads_total",
+          {{"preempting_cluster_queue", preemptor->cluster_queue}, {"reason", admission::ToString(p.reason)}});
+  }
+  m.Add("kueue_admission_attempts_total", {{"result", "success"}}, static_cast<double>(d.admitted.size()));
+  m.Add("kueue_admission_attempts_total", {{"result", "inadmissible"}}, static_cast<double>(d.pending.size()));
+  m.Observe("kueue_admission_attempt_duration_seconds", {{"result", d.admitted.empty() ? "inadmissible" : "success"}}, pass_seconds);
+
+  // Gauges: the state after this pass.
+  for (const char* g : {"kueue_pending_workloads", "kueue_cluster_queue_resource_usage", "kueue_cluster_queue_resource_reservation",
+                        "kueue_cluster_queue_nominal_quota", "kueue_cluster_queue_borrowing_limit",
+                        "kueue_cluster_queue_lending_limit", "kueue_cluster_queue_status", "kueue_reserving_active_workloads",
+                        "kueue_admitted_active_workloads"}) {
+    m.ResetGauge(g);
+  }
+  std::map<std::string, std::pair<int, int>> pending;  // cq -> (active, inadmissible)
+  for (const auto& p : d.pending) {
+    const auto* w = by_key.count(p.workload) ? by_key.at(p.workload) : nullptr;
+    if (!w || w->cluster_queue.empty()) continue;
+    auto& slot = pending[w->cluster_queue];
+    (p.reason == "WaitingForQuota" ? slot.first : slot.second)++;
+  }
+  std::map<std::tuple<std::string, std::string, std::string>, double> usage;
+  std::map<std::string, int> admitted;
+  for (const auto& w : snapshot.workloads) {
+    if (!w.admission) continue;
+    ++admitted[w.admission->cluster_queue];
+    for (const auto& ps : w.admission->pod_sets)
+      for (const auto& [r, f] : ps.flavors)
+        usage[{w.admission->cluster_queue, f, r}] += ps.usage.count(r) ? static_cast<double>(ps.usage.at(r)) / 1000.0 : 0;
+  }
+  for (const auto& a : d.admitted) {
+    ++admitted[a.cluster_queue];
+    for (const auto& ps : a.pod_sets)
+      for (const auto& [r, f] : ps.flavors)
+        usage[{a.cluster_queue, f, r}] += ps.usage.count(r) ? static_cast<double>(ps.usage.at(r)) / 1000.0 : 0;
+  }
+  for (const auto& p : d.preempted) {
+    --admitted[p.cluster_queue];
+    const auto* w = by_key.at(p.workload);
+    if (!w->admission) continue;
+    for (const auto& ps : w->admission->pod_sets)
+      for (const auto& [r, f] : ps.flavors)
+        usage[{p.cluster_queue, f, r}] -= ps.usage.count(r) ? static_cast<double>(ps.usage.at(r)) / 1000.0 : 0;
+  }
+  for (const auto& cq : state.cluster_queues) {
+    const std::string& name = cq.metadata.name;
+    const auto& pc = pending[name];
+    m.Set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "active"}}, pc.first);
+    m.Set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "inadmissible"}}, pc.second);
+    m.Set("kueue_reserving_active_workloads", {{"cluster_queue", name}}, admitted[name]);
+    m.Set("kueue_admitted_active_workloads", {{"cluster_queue", name}}, admitted[name]);
+    const bool active = cq.spec.stop_policy == api::StopPolicy::kNone;
+    for (const char* st : {"pending", "active", "terminating"}) {
+      m.Set("kueue_cluster_queue_status", {{"cluster_queue", name}, {"status", st}},
+            (std::string(st) == "active") == active && std::string(st) != "terminating" ? 1 : 0);
+    }
+    for (const auto& g : cq.spec.resource_groups) {
+      for (const auto& f : g.flavors) {
+        for (const auto& q : f.resources) {
+          const Labels l = {{"cluster_queue", name}, {"flavor", f.name}, {"resource", q.name}};
+          const double used = usage[{name, f.name, q.name}];
+          m.Set("kueue_cluster_queue_resource_usage", l, used);
+          m.Set("kueue_cluster_queue_resource_reservation", l, used);
+          m.Set("kueue_cluster_queue_nominal_quota", l, static_cast<double>(q.nominal_quota.milli()) / 1000.0);
+          if (q.borrowing_limit) m.Set("kueue_cluster_queue_borrowing_limit", l, static_cast<double>(q.borrowing_limit->milli()) / 1000.0);
+          if (q.lending_limit) m.Set("kueue_cluster_queue_lending_limit", l, static_cast<double>(q.lending_limit->milli()) / 1000.0);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace rota::controller

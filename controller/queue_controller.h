@@ -18,9 +18,13 @@
 #include <mutex>
 #include <string>
 
+#include "rota/admission/engine.h"
 #include "rota/api/kueue.h"
+#include "rota/api/snapshot.h"
 #include "rota/apiclient/client.h"
+#include "rota/apiclient/events.h"
 #include "rota/apiclient/informer.h"
+#include "metrics.h"
 #include "run_config.h"
 
 namespace rota::controller {
@@ -34,7 +38,10 @@ class QueueController {
  public:
   using Logger = std::function<void(const std::string& level, const std::string& message)>;
 
-  QueueController(apiclient::Client& client, RunConfig config, Logger log);
+  // `metrics` (optional) receives Kueue's metrics after every pass; `events` (optional) gets an
+  // Event for every admission, preemption and change of pending reason.
+  QueueController(apiclient::Client& client, RunConfig config, Logger log, Metrics* metrics = nullptr,
+                  apiclient::EventRecorder* events = nullptr);
   ~QueueController();
 
   // Starts the informers (idempotent), waits for them to sync, then schedules after every change
@@ -65,12 +72,16 @@ class QueueController {
  private:
   void MarkDirty();
   void Pass();
+  void Record(const api::ClusterState& state, const admission::Snapshot& snapshot,
+              const admission::Decisions& d, double pass_seconds);
   std::vector<apiclient::Reflector*> Reflectors() const;
   std::function<void(const api::Workload&)> workload_listener_;
 
   apiclient::Client& client_;
   RunConfig config_;
   Logger log_;
+  Metrics* metrics_;
+  apiclient::EventRecorder* events_;
 
   std::unique_ptr<apiclient::Informer<api::ResourceFlavor>> flavors_;
   std::unique_ptr<apiclient::Informer<api::Cohort>> cohorts_;

@@ -38,6 +38,8 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
       {"fairSharing", {"enabled"}},
       {"scheduling", {"batchPeriod"}},
       {"logging", {"level", "format"}},
+      {"metrics", {"bindAddress"}},
+      {"health", {"bindAddress"}},
   };
   try {
     for (const auto& section : root) {
@@ -45,7 +47,7 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
       auto allowed = kKeys.find(name);
       if (allowed == kKeys.end()) {
         return InvalidArgument(source + ": " + name + ": unknown setting (known: clientConnection, "
-                               "leaderElection, fairSharing, scheduling, logging)");
+                               "leaderElection, fairSharing, scheduling, logging, metrics, health)");
       }
       if (!section.second.IsMap()) return InvalidArgument(source + ": " + name + ": must be a map");
       for (const auto& kv : section.second) {
@@ -83,6 +85,11 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
           c.log_level = v.as<std::string>();
           static const std::set<std::string> kLevels = {"trace", "debug", "info", "warn", "error"};
           if (!kLevels.count(c.log_level)) s = InvalidArgument(path + ": use one of trace, debug, info, warn, error");
+        } else if (name == "metrics" || name == "health") {
+          std::string& out = name == "metrics" ? c.metrics_address : c.health_address;
+          out = v.as<std::string>();
+          static const std::regex kAddress(R"(0|[0-9a-fA-F.:]*:[0-9]{1,5})");
+          if (!std::regex_match(out, kAddress)) s = InvalidArgument(path + ": \"" + out + "\" is not host:port, :port or 0");
         } else if (name == "logging" && key == "format") {
           c.log_format = v.as<std::string>();
           if (c.log_format != "text" && c.log_format != "json") s = InvalidArgument(path + ": use text or json");

@@ -8,6 +8,8 @@
 //   fairSharing: {enabled: false}
 //   scheduling: {batchPeriod: 100ms}
 //   logging: {level: info, format: text}   # format: text or json
+//   metrics: {bindAddress: ":8080"}          # Prometheus /metrics; "0" turns it off
+//   health: {bindAddress: ":8081"}           # /healthz and /readyz; "0" turns it off
 
 #include <chrono>
 #include <string>
@@ -27,6 +29,8 @@ struct RunConfig {
   std::chrono::milliseconds batch_period{100};
   std::string log_level = "info";   // trace, debug, info, warn, error
   std::string log_format = "text";  // text or json
+  std::string metrics_address = ":8080";  // host:port, ":port" for every interface, "0" for none
+  std::string health_address = ":8081";
 };
 
 // Parses a config file's text; `source` names it in errors (`rota.yaml: scheduling.batchPeriod:

@@ -31,7 +31,9 @@ kubectl apply -f "$REPO/examples/gpu-cluster/"
 
 echo
 echo "== rota run: the controller admits the Workloads by their queues' quota"
-"$REPO/build/bin/rota" run --kubeconfig "$KUBECONFIG" 2>"$STATE/rota.log" &
+# Metrics and health on ports the system picks (so nothing else on the machine is in the way).
+printf 'metrics: {bindAddress: "127.0.0.1:0"}\nhealth: {bindAddress: "127.0.0.1:0"}\n' >"$STATE/rota.yaml"
+"$REPO/build/bin/rota" run --kubeconfig "$KUBECONFIG" --config "$STATE/rota.yaml" 2>"$STATE/rota.log" &
 rota_pid=$!
 trap 'kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 60); do
@@ -43,7 +45,14 @@ kubectl get clusterqueues
 echo
 kubectl get workloads -A
 echo
-sed 's/^/  rota: /' "$STATE/rota.log" | head -n 12
+sed 's/^/  rota: /' "$STATE/rota.log" | head -n 14
+metrics_port=$(sed -n 's/.*serving \/metrics on port \([0-9]*\).*/\1/p' "$STATE/rota.log" | head -n 1)
+if [[ -n $metrics_port ]]; then
+  echo
+  echo "== Kueue's metrics, as a Prometheus scrape of rota's /metrics sees them (excerpt)"
+  curl -s "http://127.0.0.1:$metrics_port/metrics" |
+    grep -E '^kueue_(admitted_workloads_total|pending_workloads|cluster_queue_resource_usage)\{cluster_queue="team-llm"' || true
+fi
 kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true
 trap - EXIT
 

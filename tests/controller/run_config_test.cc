@@ -12,6 +12,8 @@ leaderElection: {enabled: true, leaseName: rota, leaseNamespace: kube-system}
 fairSharing: {enabled: true}
 scheduling: {batchPeriod: 250ms}
 logging: {level: debug, format: json}
+metrics: {bindAddress: "127.0.0.1:9090"}
+health: {bindAddress: "0"}
 )", "rota.yaml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->qps, 200);
@@ -21,6 +23,8 @@ logging: {level: debug, format: json}
   EXPECT_TRUE(c->fair_sharing);
   EXPECT_EQ(c->batch_period, std::chrono::milliseconds(250));
   EXPECT_EQ(c->log_format, "json");
+  EXPECT_EQ(c->metrics_address, "127.0.0.1:9090");
+  EXPECT_EQ(c->health_address, "0");
   EXPECT_TRUE(ParseRunConfig("", "empty.yaml").ok());
 }
 
@@ -30,7 +34,8 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
     const char* message;
   };
   for (const Case& c : {
-           Case{"metrics: {port: 8080}", "rota.yaml: metrics: unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, logging)"},
+           Case{"tracing: {port: 8080}", "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, logging, metrics, health)"},
+           Case{"metrics: {bindAddress: here}", "rota.yaml: metrics.bindAddress: \"here\" is not host:port, :port or 0"},
            Case{"clientConnection: {qps: 10, qsp: 5}", "rota.yaml: clientConnection.qsp: unknown setting"},
            Case{"clientConnection: {qps: -1}", "rota.yaml: clientConnection.qps: must be a positive number"},
            Case{"clientConnection: {burst: many}", "rota.yaml: clientConnection.burst: must be a positive integer"},

@@ -3,7 +3,10 @@
 // preemption by priority, no status churn for workloads that stay pending, a clean stop.
 // Runs serially: a running controller acts on the whole cluster.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,14 +37,37 @@ class ControllerTest : public ClusterTest {
     ClusterTest::TearDown();
   }
 
+  // A TCP port nobody listens on now.
+  static int FreePort() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    close(fd);
+    return ntohs(addr.sin_port);
+  }
+
   void StartRota() {
+    metrics_port_ = FreePort();
+    health_port_ = FreePort();
+    config_ = fs::temp_directory_path() / ("rota-" + ns() + ".yaml");
+    std::ofstream(config_) << "metrics: {bindAddress: \"127.0.0.1:" << metrics_port_ << "\"}\n"
+                           << "health: {bindAddress: \"127.0.0.1:" << health_port_ << "\"}\n";
     pid_ = fork();
     if (pid_ == 0) {
       FILE* f = freopen(log_.c_str(), "w", stderr);
       (void)f;
-      execl(ROTA_BINARY, ROTA_BINARY, "run", "--kubeconfig", KubeconfigFromEnv().c_str(), static_cast<char*>(nullptr));
+      execl(ROTA_BINARY, ROTA_BINARY, "run", "--kubeconfig", KubeconfigFromEnv().c_str(), "--config",
+            config_.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
+  }
+  std::string Http(int port, const std::string& path) {
+    CommandResult r = testing::Run({"curl", "-s", "-w", "\n%{http_code}", "http://127.0.0.1:" + std::to_string(port) + path});
+    return r.out;
   }
   // Stops rota with SIGTERM; returns its exit status (or -1 if it had to be killed).
   int StopRota() {
@@ -81,8 +107,9 @@ class ControllerTest : public ClusterTest {
     return Status(wl, "{.status.conditions[?(@.type==\"" + type + "\")]." + field + "}");
   }
 
-  fs::path log_;
+  fs::path log_, config_;
   pid_t pid_ = 0;
+  int metrics_port_ = 0, health_port_ = 0;
 };
 
 TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
@@ -121,6 +148,34 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
   ASSERT_TRUE(Eventually([&] {
     return kubectl().JsonPath({"localqueue", "gpu"}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}", ns()) == "2/1";
   }, 30s));
+
+  // Events a person reads with `kubectl describe workload`.
+  ASSERT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"events", "--field-selector", "involvedObject.name=w1"},
+                              "{range .items[*]}{.reason} {end}", ns()).find("Admitted") != std::string::npos;
+  }, 30s));
+  EXPECT_NE(kubectl().JsonPath({"events", "--field-selector", "involvedObject.name=w1"},
+                               "{range .items[*]}{.reason}={.message};{end}", ns())
+                .find("QuotaReserved=Quota reserved in ClusterQueue " + cq),
+            std::string::npos);
+  EXPECT_NE(kubectl().JsonPath({"events", "--field-selector", "involvedObject.name=w3"}, "{range .items[*]}{.type}/{.reason};{end}", ns())
+                .find("Warning/Pending"),
+            std::string::npos);
+
+  // Health, readiness and Kueue's metrics.
+  EXPECT_EQ(Http(health_port_, "/healthz"), "ok\n\n200");  // body, then the status code
+  EXPECT_EQ(Http(health_port_, "/readyz"), "ok\n\n200");
+  const std::string metrics = Http(metrics_port_, "/metrics");
+  for (const std::string& line : {
+           "kueue_admitted_workloads_total{cluster_queue=\"" + cq + "\"} 2",
+           "kueue_pending_workloads{cluster_queue=\"" + cq + "\",status=\"active\"} 1",
+           "kueue_cluster_queue_resource_usage{cluster_queue=\"" + cq + "\",flavor=\"" + flavor + "\",resource=\"nvidia.com/gpu\"} 4",
+           "kueue_cluster_queue_nominal_quota{cluster_queue=\"" + cq + "\",flavor=\"" + flavor + "\",resource=\"nvidia.com/gpu\"} 4",
+           "kueue_cluster_queue_status{cluster_queue=\"" + cq + "\",status=\"active\"} 1",
+           std::string("# TYPE kueue_admission_wait_time_seconds histogram"),
+       }) {
+    EXPECT_NE(metrics.find(line), std::string::npos) << line << "\nnot in:\n" << metrics.substr(0, 3000);
+  }
 
   // A pending workload's status is not rewritten while nothing changes.
   const std::string rv = Status("w3", "{.metadata.resourceVersion}");

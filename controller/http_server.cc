@@ -1,0 +1,102 @@
+#include "http_server.h"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+namespace rota::controller {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+struct HttpServer::Impl {
+  asio::io_context io;
+  tcp::acceptor acceptor{io};
+  std::map<std::string, Handler> routes;
+  std::thread thread;
+
+  void Accept() {
+    acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+      if (ec) return;  // closed
+      Serve(std::make_shared<tcp::socket>(std::move(socket)));
+      Accept();
+    });
+  }
+
+  void Serve(std::shared_ptr<tcp::socket> socket) {
+    auto buffer = std::make_shared<beast::flat_buffer>();
+    auto req = std::make_shared<http::request<http::string_body>>();
+    http::async_read(*socket, *buffer, *req, [this, socket, buffer, req](beast::error_code ec, size_t) {
+      if (ec) return;
+      auto res = std::make_shared<http::response<http::string_body>>();
+      res->version(req->version());
+      res->keep_alive(false);
+      std::string target(req->target());
+      target = target.substr(0, target.find('?'));
+      auto route = routes.find(target);
+      if (req->method() != http::verb::get && req->method() != http::verb::head) {
+        res->result(http::status::method_not_allowed);
+        res->body() = "only GET\n";
+      } else if (route == routes.end()) {
+        res->result(http::status::not_found);
+        res->body() = "not found: " + target + "\n";
+      } else {
+        HttpReply reply = route->second();
+        res->result(static_cast<http::status>(reply.status));
+        res->set(http::field::content_type, reply.content_type);
+        res->body() = std::move(reply.body);
+      }
+      res->prepare_payload();
+      http::async_write(*socket, *res, [socket, res](beast::error_code, size_t) {
+        beast::error_code ignored;
+        socket->shutdown(tcp::socket::shutdown_send, ignored);
+      });
+    });
+  }
+};
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address, std::map<std::string, Handler> routes) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return InvalidArgument("\"" + address + "\" is not host:port");
+  std::string host = address.substr(0, colon);
+  int port;
+  try {
+    port = std::stoi(address.substr(colon + 1));
+  } catch (...) {
+    return InvalidArgument("\"" + address + "\" has no valid port");
+  }
+  if (host.empty()) host = "0.0.0.0";
+  auto impl = std::make_unique<Impl>();
+  impl->routes = std::move(routes);
+  beast::error_code ec;
+  tcp::endpoint ep(asio::ip::make_address(host, ec), static_cast<unsigned short>(port));
+  if (ec) return InvalidArgument("\"" + host + "\" is not an IP address");
+  impl->acceptor.open(ep.protocol(), ec);
+  if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl->acceptor.bind(ep, ec);
+  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return InvalidArgument("cannot listen on " + address + ": " + ec.message());
+  const int bound = impl->acceptor.local_endpoint().port();
+  impl->Accept();
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] { raw->io.run(); });
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl), bound));
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl, int port) : impl_(std::move(impl)), port_(port) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Stop() {
+  if (!impl_ || !impl_->thread.joinable()) return;
+  asio::post(impl_->io, [this] {
+    beast::error_code ignored;
+    impl_->acceptor.close(ignored);
+    impl_->io.stop();
+  });
+  impl_->thread.join();
+}
+
+}  // namespace rota::controller

@@ -1,0 +1,48 @@
+#pragma once
+
+// Prometheus metrics with Kueue's names and labels, so that Kueue's dashboards work on rota. A
+// small registry of counters, gauges and histograms keyed by label values, rendered in the
+// Prometheus text exposition format (version 0.0.4). Thread-safe.
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace rota::controller {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+class Metrics {
+ public:
+  Metrics();
+
+  void Add(const std::string& counter, const Labels& labels, double v = 1);
+  void Set(const std::string& gauge, const Labels& labels, double v);
+  // Removes every series of a gauge (before setting the current ones again).
+  void ResetGauge(const std::string& gauge);
+  void Observe(const std::string& histogram, const Labels& labels, double v);
+
+  std::string Render() const;
+
+ private:
+  enum class Type { kCounter, kGauge, kHistogram };
+  struct Family {
+    Type type;
+    std::string help;
+    std::vector<double> buckets;  // histograms
+    std::map<Labels, double> values;  // counters and gauges
+    struct Hist {
+      std::vector<uint64_t> counts;
+      double sum = 0;
+      uint64_t count = 0;
+    };
+    std::map<Labels, Hist> hists;
+  };
+  void Define(const std::string& name, Type type, std::string help, std::vector<double> buckets = {});
+
+  mutable std::mutex mu_;
+  std::map<std::string, Family> families_;
+};
+
+}  // namespace rota::controller
