@@ -1,5 +1,7 @@
 #include "job_controller.h"
 
+#include "rota/api/snapshot.h"
+
 #include <cstdio>
 #include <ctime>
 #include <thread>
@@ -17,6 +19,11 @@ std::string NowRfc3339() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+int64_t ParseTimeOrZero(const std::string& t) {
+  auto r = api::ParseTime(t);
+  return r.ok() ? *r : 0;
 }
 
 std::string LabelOr(const std::map<std::string, std::string>& m, std::string_view key) {
@@ -83,8 +90,23 @@ std::string WorkloadNameForJob(const std::string& job_name, const std::string& j
   return base + "-" + suffix;
 }
 
-JobController::JobController(apiclient::Client& client, QueueController& queues, QueueController::Logger log)
-    : client_(client), queues_(queues), log_(std::move(log)) {
+Result<PodInfo> PodInfo::Decode(const Json& pod) {
+  PodInfo p;
+  const Json& m = pod.contains("metadata") ? pod["metadata"] : Json::object();
+  p.ns = m.value("namespace", "");
+  if (m.contains("labels") && m["labels"].is_object()) p.job = m["labels"].value("batch.kubernetes.io/job-name", "");
+  const Json& st = pod.contains("status") ? pod["status"] : Json::object();
+  p.succeeded = st.value("phase", "") == "Succeeded";
+  if (st.contains("conditions") && st["conditions"].is_array()) {
+    for (const auto& c : st["conditions"])
+      if (c.value("type", "") == "Ready" && c.value("status", "") == "True") p.ready = true;
+  }
+  return p;
+}
+
+JobController::JobController(apiclient::Client& client, QueueController& queues, QueueController::Logger log,
+                             RunConfig config)
+    : client_(client), queues_(queues), log_(std::move(log)), config_(std::move(config)) {
   apiclient::Informer<JobInfo>::Handlers h;
   auto enqueue = [this](const JobInfo& j) { queue_.Add(j.ns + "/" + j.name); };
   h.on_add = enqueue;
@@ -94,6 +116,18 @@ JobController::JobController(apiclient::Client& client, QueueController& queues,
   options.on_error = [this](const std::string& m) { log_("warn", m); };
   jobs_ = std::make_unique<apiclient::Informer<JobInfo>>(client_, apiclient::resources::kJobs, "", JobInfo::Decode, h,
                                                          options);
+  if (config_.wait_for_pods_ready) {
+    apiclient::Informer<PodInfo>::Handlers ph;
+    auto pod_changed = [this](const PodInfo& p) {
+      if (!p.job.empty()) queue_.Add(p.ns + "/" + p.job);
+    };
+    ph.on_add = pod_changed;
+    ph.on_update = [pod_changed](const PodInfo&, const PodInfo& p) { pod_changed(p); };
+    ph.on_delete = pod_changed;
+    apiclient::InformerOptions po = options;
+    po.label_selector = "batch.kubernetes.io/job-name";
+    pods_ = std::make_unique<apiclient::Informer<PodInfo>>(client_, apiclient::resources::kPods, "", PodInfo::Decode, ph, po);
+  }
   queues_.OnWorkloadChange([this](const api::Workload& wl) {
     const std::string owner = OwnerJob(wl);
     if (!owner.empty()) queue_.Add(owner);
@@ -103,11 +137,15 @@ JobController::JobController(apiclient::Client& client, QueueController& queues,
 JobController::~JobController() {
   queue_.ShutDown();
   jobs_->Stop();
+  if (pods_) pods_->Stop();
 }
 
 void JobController::Run(const std::atomic<bool>& stop, int workers) {
   jobs_->Start();
-  while (!stop && !(jobs_->HasSynced() && queues_.HasSynced())) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (pods_) pods_->Start();
+  while (!stop && !(jobs_->HasSynced() && queues_.HasSynced() && (!pods_ || pods_->HasSynced()))) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   std::vector<std::thread> pool;
   for (int i = 0; i < workers; ++i) {
     pool.emplace_back([this] {
@@ -125,6 +163,7 @@ void JobController::Run(const std::atomic<bool>& stop, int workers) {
   queue_.ShutDownWithDrain();
   for (auto& t : pool) t.join();
   jobs_->Stop();
+  if (pods_) pods_->Stop();
 }
 
 bool JobController::Reconcile(const std::string& key) {
@@ -151,8 +190,95 @@ bool JobController::Reconcile(const std::string& key) {
     }
     return CreateWorkload(*job, queue);
   }
-  if (IsAdmitted(*wl)) return job->suspend ? Start(*job, *wl) : true;
+  if (IsAdmitted(*wl)) {
+    if (job->suspend) return Start(*job, *wl);
+    return config_.wait_for_pods_ready ? CheckPodsReady(*job, *wl) : true;
+  }
   return Stop(*job, *wl);
+}
+
+bool JobController::CheckPodsReady(const JobInfo& job, const api::Workload& wl) {
+  int32_t needed = 0;
+  for (const auto& psa : wl.status->admission->pod_set_assignments) {
+    needed += psa.count.value_or(wl.spec.pod_sets.empty() ? job.parallelism : wl.spec.pod_sets[0].count);
+  }
+  int32_t up = 0;
+  for (const auto& p : pods_->List())
+    if (p->ns == job.ns && p->job == job.name && (p->ready || p->succeeded)) ++up;
+  const api::Condition* ready = api::FindCondition(wl.status->conditions, wc::kPodsReady);
+  if (up >= needed) {
+    if (ready && ready->status == api::ConditionStatus::kTrue) return true;
+    Json body = {{"apiVersion", api::kApiVersion}, {"kind", "Workload"},
+                 {"metadata", {{"name", wl.metadata.name}, {"namespace", wl.metadata.namespace_}}},
+                 {"status", {{"conditions", Json::array({{{"type", wc::kPodsReady}, {"status", "True"}, {"reason", "PodsReady"},
+                                                           {"message", "All pods reached readiness and the workload is running"},
+                                                           {"lastTransitionTime", NowRfc3339()}}})}}}};
+    apiclient::PatchOptions apply{"rota-job", true, "status"};
+    auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
+                           apiclient::PatchType::kApply, body, apply);
+    return r.ok() || r.error().IsNotFound();
+  }
+  if (ready && ready->status == api::ConditionStatus::kTrue) return true;  // it was up once: not a start-up gang problem
+  const api::Condition* admitted = api::FindCondition(wl.status->conditions, wc::kAdmitted);
+  auto since = ParseTimeOrZero(admitted ? admitted->last_transition_time : "");
+  const int64_t now = std::time(nullptr);
+  const int64_t deadline = since + std::chrono::duration_cast<std::chrono::seconds>(config_.pods_ready_timeout).count();
+  if (now < deadline) {
+    queue_.AddAfter(job.ns + "/" + job.name, std::chrono::seconds(deadline - now + 1));
+    return true;
+  }
+  return EvictForPodsReadyTimeout(job, wl);
+}
+
+bool JobController::EvictForPodsReadyTimeout(const JobInfo& job, const api::Workload& wl) {
+  const int32_t count = (wl.status->requeue_state ? wl.status->requeue_state->count.value_or(0) : 0) + 1;
+  const bool deactivate = config_.backoff_limit && count > *config_.backoff_limit;
+  const std::string now = NowRfc3339();
+  const std::string key = wl.metadata.namespace_ + "/" + wl.metadata.name;
+  const std::string message = deactivate
+      ? "Deactivated: the workload was evicted " + std::to_string(count) + " times for exceeding the PodsReady timeout"
+      : "Exceeded the PodsReady timeout " + key;
+  // Conditions: the current ones, with the eviction's on top (a merge patch replaces the list).
+  std::map<std::string, Json> conds;
+  for (const auto& c : wl.status->conditions) conds[c.type] = api::EncodeValue(c);
+  auto set = [&](std::string_view type, const char* status, const std::string& reason, const std::string& msg) {
+    conds[std::string(type)] = {{"type", type}, {"status", status}, {"reason", reason}, {"message", msg}, {"lastTransitionTime", now}};
+  };
+  set(wc::kEvicted, "True", deactivate ? "DeactivatedDueToRequeuingLimitExceeded" : "PodsReadyTimeout", message);
+  set(wc::kQuotaReserved, "False", "PodsReadyTimeout", message);
+  set(wc::kAdmitted, "False", "NoReservation", "The workload has no reservation");
+  set(wc::kPodsReady, "False", "PodsReadyTimeout", "Not all pods became ready in time");
+  Json list = Json::array();
+  for (auto& [t, c] : conds) list.push_back(c);
+  Json status = {{"admission", nullptr}, {"conditions", list}};
+  if (!deactivate) {
+    const int64_t backoff = std::min<int64_t>(config_.backoff_max_seconds,
+                                              static_cast<int64_t>(config_.backoff_base_seconds) << std::min(count - 1, 30));
+    const std::time_t at = std::time(nullptr) + backoff;
+    std::tm tm{};
+    gmtime_r(&at, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    status["requeueState"] = {{"count", count}, {"requeueAt", buf}};
+    set(wc::kRequeued, "False", "Backoff", "Requeued after backoff at " + std::string(buf));
+    list = Json::array();
+    for (auto& [t, c] : conds) list.push_back(c);
+    status["conditions"] = list;
+  }
+  auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
+                         apiclient::PatchType::kMerge, {{"status", status}}, {"rota-job", false, "status"});
+  if (!r.ok()) {
+    log_("warn", "evicting Workload " + key + ": " + r.error().ToString());
+    return r.error().IsNotFound();
+  }
+  if (deactivate) {
+    auto a = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
+                           apiclient::PatchType::kMerge, {{"spec", {{"active", false}}}});
+    if (!a.ok()) log_("warn", "deactivating Workload " + key + ": " + a.error().ToString());
+  }
+  log_("info", std::string(deactivate ? "deactivated " : "evicted ") + key + " (Job " + job.name +
+                   "): its pods were not all ready within the timeout");
+  return true;
 }
 
 bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue) {

@@ -41,12 +41,21 @@ struct JobInfo {
   static Result<JobInfo> Decode(const apiclient::Json& job);
 };
 
+// What rota keeps of a Job's pod (for gang readiness).
+struct PodInfo {
+  std::string ns, job;
+  bool ready = false;      // condition Ready=True
+  bool succeeded = false;  // phase Succeeded
+  static Result<PodInfo> Decode(const apiclient::Json& pod);
+};
+
 // The Workload name for a Job: job-<name>-<5 hex digits of its uid's hash>.
 std::string WorkloadNameForJob(const std::string& job_name, const std::string& job_uid);
 
 class JobController {
  public:
-  JobController(apiclient::Client& client, QueueController& queues, QueueController::Logger log);
+  JobController(apiclient::Client& client, QueueController& queues, QueueController::Logger log,
+                RunConfig config = {});
   ~JobController();
 
   // Starts the Job informer and `workers` reconcilers; returns when `stop` is set.
@@ -59,12 +68,17 @@ class JobController {
   bool Start(const JobInfo& job, const api::Workload& wl);
   bool Stop(const JobInfo& job, const api::Workload& wl);
   bool MarkFinished(const JobInfo& job, const api::Workload& wl);
+  // waitForPodsReady: PodsReady once the gang is up; evict and requeue it after the timeout.
+  bool CheckPodsReady(const JobInfo& job, const api::Workload& wl);
+  bool EvictForPodsReadyTimeout(const JobInfo& job, const api::Workload& wl);
 
   apiclient::Client& client_;
   QueueController& queues_;
   QueueController::Logger log_;
+  RunConfig config_;
   apiclient::WorkQueue queue_;
   std::unique_ptr<apiclient::Informer<JobInfo>> jobs_;
+  std::unique_ptr<apiclient::Informer<PodInfo>> pods_;  // only with waitForPodsReady
 };
 
 }  // namespace rota::controller

@@ -215,6 +215,7 @@ void QueueController::Pass() {
   const auto pass_start = std::chrono::steady_clock::now();
   api::ClusterState state;
   state.fair_sharing = config_.fair_sharing;
+  state.now = static_cast<int64_t>(std::time(nullptr));
   state.flavors = Copy(*flavors_);
   state.cohorts = Copy(*cohorts_);
   state.cluster_queues = Copy(*cluster_queues_);

@@ -40,6 +40,7 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
       {"logging", {"level", "format"}},
       {"metrics", {"bindAddress"}},
       {"health", {"bindAddress"}},
+      {"waitForPodsReady", {"enable", "timeout", "backoffBaseSeconds", "backoffMaxSeconds", "backoffLimitCount"}},
   };
   try {
     for (const auto& section : root) {
@@ -47,7 +48,7 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
       auto allowed = kKeys.find(name);
       if (allowed == kKeys.end()) {
         return InvalidArgument(source + ": " + name + ": unknown setting (known: clientConnection, "
-                               "leaderElection, fairSharing, scheduling, logging, metrics, health)");
+                               "leaderElection, fairSharing, scheduling, logging, metrics, health, waitForPodsReady)");
       }
       if (!section.second.IsMap()) return InvalidArgument(source + ": " + name + ": must be a map");
       for (const auto& kv : section.second) {
@@ -85,6 +86,21 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
           c.log_level = v.as<std::string>();
           static const std::set<std::string> kLevels = {"trace", "debug", "info", "warn", "error"};
           if (!kLevels.count(c.log_level)) s = InvalidArgument(path + ": use one of trace, debug, info, warn, error");
+        } else if (name == "waitForPodsReady") {
+          if (key == "enable") {
+            s = as_bool(c.wait_for_pods_ready);
+          } else if (key == "timeout") {
+            if (!ParseDuration(v.as<std::string>(), c.pods_ready_timeout)) {
+              s = InvalidArgument(path + ": \"" + v.as<std::string>() + "\" is not a duration such as 30s or 5m");
+            }
+          } else {
+            int n = -1;
+            try { n = v.as<int>(); } catch (const YAML::Exception&) {}
+            if (n < (key == "backoffLimitCount" ? 0 : 1)) s = InvalidArgument(path + ": must be a positive integer");
+            else if (key == "backoffBaseSeconds") c.backoff_base_seconds = n;
+            else if (key == "backoffMaxSeconds") c.backoff_max_seconds = n;
+            else c.backoff_limit = n;
+          }
         } else if (name == "metrics" || name == "health") {
           std::string& out = name == "metrics" ? c.metrics_address : c.health_address;
           out = v.as<std::string>();

@@ -10,8 +10,11 @@
 //   logging: {level: info, format: text}   # format: text or json
 //   metrics: {bindAddress: ":8080"}          # Prometheus /metrics; "0" turns it off
 //   health: {bindAddress: ":8081"}           # /healthz and /readyz; "0" turns it off
+//   waitForPodsReady: {enable: false, timeout: 5m, backoffBaseSeconds: 60, backoffMaxSeconds: 3600,
+//                      backoffLimitCount: 5}   # a gang must be Ready within timeout, or is requeued
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "rota/admission/status.h"
@@ -31,6 +34,14 @@ struct RunConfig {
   std::string log_format = "text";  // text or json
   std::string metrics_address = ":8080";  // host:port, ":port" for every interface, "0" for none
   std::string health_address = ":8081";
+  // Gang readiness: an admitted Job whose pods are not all Ready (or Succeeded) within `timeout`
+  // is evicted (PodsReadyTimeout) and requeued after base * 2^(n-1) seconds, capped; after
+  // `backoff_limit` evictions (if set) it is deactivated.
+  bool wait_for_pods_ready = false;
+  std::chrono::milliseconds pods_ready_timeout{std::chrono::minutes(5)};
+  int backoff_base_seconds = 60;
+  int backoff_max_seconds = 3600;
+  std::optional<int> backoff_limit;
 };
 
 // Parses a config file's text; `source` names it in errors (`rota.yaml: scheduling.batchPeriod:

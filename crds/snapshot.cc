@@ -329,8 +329,17 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
       e.inadmissible_message = message;
     };
     auto lq = lqs.find(w.metadata.namespace_ + "/" + w.spec.queue_name);
+    int64_t requeue_at = 0;
+    if (status && status->requeue_state && !status->requeue_state->requeue_at.empty()) {
+      auto t = ParseTime(status->requeue_state->requeue_at);
+      if (!t.ok()) return t.status().WithContext(who + ": status.requeueState.requeueAt");
+      requeue_at = *t;
+    }
     if (!w.spec.active) {
       inadmissible("Inactive", "the workload is deactivated (spec.active is false)");
+    } else if (state.now > 0 && requeue_at > state.now && !(status && status->admission)) {
+      inadmissible("Backoff", "waiting until " + status->requeue_state->requeue_at +
+                                  " before it is requeued (backoff after eviction)");
     } else if (w.spec.priority_class_ref && w.spec.priority_class_ref->kind == "WorkloadPriorityClass" && !cls) {
       inadmissible("Inadmissible",
                    "WorkloadPriorityClass " + w.spec.priority_class_ref->name + " doesn't exist");

@@ -34,7 +34,7 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
     const char* message;
   };
   for (const Case& c : {
-           Case{"tracing: {port: 8080}", "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, logging, metrics, health)"},
+           Case{"tracing: {port: 8080}", "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, logging, metrics, health, waitForPodsReady)"},
            Case{"metrics: {bindAddress: here}", "rota.yaml: metrics.bindAddress: \"here\" is not host:port, :port or 0"},
            Case{"clientConnection: {qps: 10, qsp: 5}", "rota.yaml: clientConnection.qsp: unknown setting"},
            Case{"clientConnection: {qps: -1}", "rota.yaml: clientConnection.qps: must be a positive number"},

@@ -50,12 +50,12 @@ class ControllerTest : public ClusterTest {
     return ntohs(addr.sin_port);
   }
 
-  void StartRota() {
+  void StartRota(const std::string& extra_config = "") {
     metrics_port_ = FreePort();
     health_port_ = FreePort();
     config_ = fs::temp_directory_path() / ("rota-" + ns() + ".yaml");
     std::ofstream(config_) << "metrics: {bindAddress: \"127.0.0.1:" << metrics_port_ << "\"}\n"
-                           << "health: {bindAddress: \"127.0.0.1:" << health_port_ << "\"}\n";
+                           << "health: {bindAddress: \"127.0.0.1:" << health_port_ << "\"}\n" << extra_config;
     pid_ = fork();
     if (pid_ == 0) {
       FILE* f = freopen(log_.c_str(), "w", stderr);
@@ -280,6 +280,43 @@ TEST_F(ControllerTest, JobsRunWhenAdmittedAndAreSuspendedWhenPreempted) {
                                "workloadpriorityclass/" + high}) {
     kubectl()({"delete", o, "--wait=false"});
   }
+}
+
+TEST_F(ControllerTest, AGangThatCannotStartIsEvictedRequeuedWithBackoffThenDeactivated) {
+  const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor + "\n").ok());
+  ASSERT_TRUE(kubectl().Apply(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + cq +
+      "\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+      "    - name: " + flavor + "\n      resources: [{name: nvidia.com/gpu, nominalQuota: 16}]\n").ok());
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
+                              "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  StartRota("waitForPodsReady: {enable: true, timeout: 4s, backoffBaseSeconds: 1, backoffMaxSeconds: 10, backoffLimitCount: 1}\n");
+
+  // A gang that fits: PodsReady once both pods run.
+  ASSERT_TRUE(kubectl().Apply(JobManifest("fits", "    kueue.x-k8s.io/queue-name: gpu\n", 2, 1, ""), ns()).ok());
+  // A gang that quota admits but no node can hold (5 GPUs per pod; nodes have 4): never ready.
+  ASSERT_TRUE(kubectl().Apply(JobManifest("stuck", "    kueue.x-k8s.io/queue-name: gpu\n", 2, 5, ""), ns()).ok());
+  auto workload_of = [&](const std::string& job) {
+    return kubectl().JsonPath({"workloads", "-l", "kueue.x-k8s.io/job-uid=" + kubectl().JsonPath({"job", job}, "{.metadata.uid}", ns())},
+                              "{.items[0].metadata.name}", ns());
+  };
+  ASSERT_TRUE(Eventually([&] { return !workload_of("fits").empty() && !workload_of("stuck").empty(); }, 30s));
+  const std::string fits = workload_of("fits"), stuck = workload_of("stuck");
+  ASSERT_TRUE(Eventually([&] { return Condition(fits, "PodsReady") == "True"; }, 60s)) << Log();
+
+  // The stuck gang is evicted after the timeout, its Job suspended, and it is requeued with backoff.
+  ASSERT_TRUE(Eventually([&] { return Status(stuck, "{.status.requeueState.count}") == "1"; }, 60s)) << Log();
+  EXPECT_EQ(Condition(stuck, "Evicted", "reason"), "PodsReadyTimeout");
+  // Requeued after 1 s, admitted again, times out again: over the limit of 1, it is deactivated.
+  ASSERT_TRUE(Eventually([&] { return Status(stuck, "{.spec.active}") == "false"; }, 60s)) << Log();
+  EXPECT_EQ(Condition(stuck, "Evicted", "reason"), "DeactivatedDueToRequeuingLimitExceeded");
+  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "stuck"}, "{.spec.suspend}", ns()) == "true"; }, 30s));
+  ASSERT_TRUE(Eventually([&] { return Condition(stuck, "QuotaReserved", "reason") == "Inactive"; }, 30s));
+  EXPECT_EQ(Condition(fits, "PodsReady"), "True");
+  EXPECT_EQ(StopRota(), 0) << Log();
+  kubectl()({"delete", "clusterqueue", cq, "--wait=false"});
+  kubectl()({"delete", "resourceflavor", flavor, "--wait=false"});
 }
 
 }  // namespace

@@ -27,6 +27,9 @@ struct ClusterState {
   // well-known label kubernetes.io/metadata.name.
   std::map<std::string, std::map<std::string, std::string>> namespace_labels;
   bool fair_sharing = false;
+  // Seconds since the epoch, for requeueState.requeueAt (a workload evicted with backoff waits
+  // until then). 0: ignore requeueAt.
+  int64_t now = 0;
 };
 
 // The requests of one pod of `pod_template` (a PodTemplateSpec): the sum over containers (a
