@@ -299,6 +299,36 @@ void QueueController::Pass() {
                                                   now)}};
     writes.push_back({w->metadata.namespace_, w->metadata.name, workload_body(*w, std::move(status)), std::optional<api::Admission>()});
   }
+  // stopPolicy HoldAndDrain: the queue's admitted workloads are evicted too (Hold lets them run).
+  std::set<std::string> draining_cqs, draining_lqs;
+  for (const auto& cq : state.cluster_queues)
+    if (cq.spec.stop_policy == api::StopPolicy::kHoldAndDrain) draining_cqs.insert(cq.metadata.name);
+  for (const auto& lq : state.local_queues)
+    if (lq.spec.stop_policy == api::StopPolicy::kHoldAndDrain) draining_lqs.insert(lq.metadata.namespace_ + "/" + lq.metadata.name);
+  std::set<std::string> drained;
+  if (!draining_cqs.empty() || !draining_lqs.empty()) {
+    std::set<std::string> decided;
+    for (const auto& a : d.admitted) decided.insert(a.workload);
+    for (const auto& p : d.preempted) decided.insert(p.workload);
+    for (const auto& w : state.workloads) {
+      if (!w.status || !w.status->admission) continue;
+      const std::string key = w.metadata.namespace_ + "/" + w.metadata.name;
+      const api::Condition* fin = api::FindCondition(w.status->conditions, wc::kFinished);
+      if (decided.count(key) || (fin && fin->status == api::ConditionStatus::kTrue)) continue;
+      const bool by_cq = draining_cqs.count(w.status->admission->cluster_queue) > 0;
+      if (!by_cq && !draining_lqs.count(w.metadata.namespace_ + "/" + w.spec.queue_name)) continue;
+      const std::string reason = by_cq ? "ClusterQueueStopped" : "LocalQueueStopped";
+      const std::string message = by_cq ? "The ClusterQueue is stopped" : "The LocalQueue is stopped";
+      Json status = {{"conditions", OwnedConditions(conditions_of(w),
+                                                    {{std::string(wc::kQuotaReserved), {"False", reason, message}},
+                                                     {std::string(wc::kAdmitted), {"False", "NoReservation", "The workload has no reservation"}},
+                                                     {std::string(wc::kEvicted), {"True", reason, message}}},
+                                                    now)}};
+      writes.push_back({w.metadata.namespace_, w.metadata.name, workload_body(w, std::move(status)), std::optional<api::Admission>()});
+      assumed_[key] = std::nullopt;
+      drained.insert(key);
+    }
+  }
   for (const auto& p : d.pending) {
     auto it = by_key.find(p.workload);
     if (it == by_key.end()) continue;
@@ -320,6 +350,8 @@ void QueueController::Pass() {
   std::map<std::string, admission::WorkloadSpec*> spec_by_key;
   for (auto& w : snapshot->workloads) spec_by_key[w.key] = &w;
   for (const auto& p : d.preempted) spec_by_key.at(p.workload)->admission.reset();
+  for (const auto& k : drained)
+    if (spec_by_key.count(k)) spec_by_key.at(k)->admission.reset();
   for (const auto& a : d.admitted) spec_by_key.at(a.workload)->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
   struct Counts {
     int32_t pending = 0, admitted = 0;

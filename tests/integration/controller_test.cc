@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "support/kube.h"
@@ -203,6 +204,17 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
   EXPECT_NE(Condition("w2", "Preempted", "message").find("Preempted to accommodate workload " + ns() + "/urgent"),
             std::string::npos);
 
+  // stopPolicy Hold keeps running work; HoldAndDrain evicts it.
+  ASSERT_TRUE(kubectl()({"patch", "clusterqueue", cq, "--type=merge", "-p", R"({"spec":{"stopPolicy":"Hold"}})"}).ok());
+  ASSERT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"clusterqueue", cq}, "{.status.conditions[?(@.type==\"Active\")].reason}") == "Stopped";
+  }, 30s));
+  EXPECT_EQ(Condition("urgent", "Admitted"), "True");
+  ASSERT_TRUE(kubectl()({"patch", "clusterqueue", cq, "--type=merge", "-p", R"({"spec":{"stopPolicy":"HoldAndDrain"}})"}).ok());
+  ASSERT_TRUE(Eventually([&] { return Condition("urgent", "Evicted", "reason") == "ClusterQueueStopped"; }, 30s)) << Log();
+  EXPECT_EQ(Status("urgent", "{.status.admission}"), "");
+  EXPECT_EQ(Condition("w2", "QuotaReserved", "reason"), "Stopped");
+
   EXPECT_EQ(StopRota(), 0) << Log();
   EXPECT_NE(Log().find("stopped after"), std::string::npos) << Log();
   kubectl()({"delete", "clusterqueue", cq, "--wait=false"});
@@ -280,6 +292,75 @@ TEST_F(ControllerTest, JobsRunWhenAdmittedAndAreSuspendedWhenPreempted) {
                                "workloadpriorityclass/" + high}) {
     kubectl()({"delete", o, "--wait=false"});
   }
+}
+
+TEST_F(ControllerTest, Kill9DuringAStreamOf200JobsNeverOverCommitsAndAdmitsEachOnce) {
+  const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor + "\n").ok());
+  ASSERT_TRUE(kubectl().Apply(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + cq +
+      "\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+      "    - name: " + flavor + "\n      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n").ok());
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
+                              "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  std::string stream;
+  for (int i = 0; i < 200; ++i) stream += "---\n" + JobManifest("job-" + std::to_string(i), "    kueue.x-k8s.io/queue-name: gpu\n", 1, 1, "");
+  ASSERT_TRUE(kubectl().Apply(stream, ns()).ok());
+
+  // Watch the apiserver the whole time: the GPUs held by admitted Workloads never exceed 8.
+  std::atomic<bool> watching{true};
+  std::atomic<int> worst{0};
+  std::thread checker([&] {
+    while (watching) {
+      std::string usage = kubectl().JsonPath({"workloads"}, "{range .items[*]}{.status.admission.podSetAssignments[0].resourceUsage.nvidia\\.com/gpu} {end}", ns());
+      std::istringstream in(usage);
+      int total = 0, v;
+      while (in >> v) total += v;
+      worst = std::max(worst.load(), total);
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  StartRota();
+  ASSERT_TRUE(Eventually([&] { return Log().find("admitted") != std::string::npos; }, 60s)) << Log();
+  kill(pid_, SIGKILL);  // in the middle of it
+  waitpid(pid_, nullptr, 0);
+  pid_ = 0;
+  StartRota();
+  auto admitted_count = [&] {
+    std::string s = kubectl().JsonPath({"workloads"}, "{range .items[*]}{.status.conditions[?(@.type==\"Admitted\")].status} {end}", ns());
+    int n = 0;
+    for (size_t p = 0; (p = s.find("True", p)) != std::string::npos; ++p) ++n;
+    return n;
+  };
+  ASSERT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"clusterqueue", cq}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}") == "8/192";
+  }, 120s)) << kubectl().JsonPath({"clusterqueue", cq}, "{.status}");
+  watching = false;
+  checker.join();
+  EXPECT_LE(worst.load(), 8) << "a queue exceeded its quota";
+  EXPECT_EQ(admitted_count(), 8);
+  // One Workload per Job, and exactly the admitted Jobs run.
+  EXPECT_EQ(kubectl().JsonPath({"workloads"}, "{.items[*].metadata.name}", ns()).size() > 0, true);
+  std::string names = kubectl().JsonPath({"workloads"}, "{range .items[*]}{.metadata.ownerReferences[0].name}{\"\\n\"}{end}", ns());
+  std::set<std::string> owners;
+  int workloads = 0;
+  std::istringstream in(names);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    ++workloads;
+    owners.insert(line);
+  }
+  EXPECT_EQ(workloads, 200);
+  EXPECT_EQ(owners.size(), 200u);
+  ASSERT_TRUE(Eventually([&] {
+    std::string s = kubectl().JsonPath({"jobs"}, "{range .items[*]}{.spec.suspend} {end}", ns());
+    int running = 0;
+    for (size_t p = 0; (p = s.find("false", p)) != std::string::npos; ++p) ++running;
+    return running == 8;
+  }, 60s));
+  EXPECT_EQ(StopRota(), 0);
+  kubectl()({"delete", "clusterqueue", cq, "--wait=false"});
+  kubectl()({"delete", "resourceflavor", flavor, "--wait=false"});
 }
 
 TEST_F(ControllerTest, AGangThatCannotStartIsEvictedRequeuedWithBackoffThenDeactivated) {
