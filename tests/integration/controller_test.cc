@@ -294,6 +294,64 @@ TEST_F(ControllerTest, JobsRunWhenAdmittedAndAreSuspendedWhenPreempted) {
   }
 }
 
+TEST_F(ControllerTest, TeamsBorrowIdleGpusAndTakeThemBackAndMigJobsLandOnMigNodes) {
+  const std::string a100 = "a100-" + ns(), mig = "mig-" + ns(), cohort = "co-" + ns();
+  const std::string team_a = "a-" + ns(), team_b = "b-" + ns(), nb = "nb-" + ns();
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + a100 +
+                              "\nspec:\n  nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB, nvidia.com/mig.config: all-disabled}\n").ok());
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + mig +
+                              "\nspec:\n  nodeLabels: {nvidia.com/mig.strategy: mixed}\n").ok());
+  auto queue = [&](const std::string& name, const std::string& extra, const std::string& quota) {
+    return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + name + "\nspec:\n  cohortName: " +
+           cohort + "\n  namespaceSelector: {}\n" + extra + "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+           "    flavors:\n    - name: " + a100 + "\n      resources: [{name: nvidia.com/gpu, " + quota + "}]\n";
+  };
+  ASSERT_TRUE(kubectl().Apply(queue(team_a, "  preemption: {reclaimWithinCohort: Any}\n", "nominalQuota: 4")).ok());
+  ASSERT_TRUE(kubectl().Apply(queue(team_b, "", "nominalQuota: 4, borrowingLimit: 4")).ok());
+  ASSERT_TRUE(kubectl().Apply(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + nb + "\nspec:\n  namespaceSelector: {}\n"
+      "  resourceGroups:\n  - coveredResources: [nvidia.com/mig-1g.10gb]\n    flavors:\n    - name: " + mig +
+      "\n      resources: [{name: nvidia.com/mig-1g.10gb, nominalQuota: 8}]\n").ok());
+  for (auto [lq, cq] : {std::pair{"a", team_a}, std::pair{"b", team_b}, std::pair{"notebooks", nb}}) {
+    ASSERT_TRUE(kubectl().Apply(std::string("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: ") + lq +
+                                "\nspec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  }
+  StartRota();
+
+  // Team A is idle: team B runs two 4-GPU sweeps, the second on A's GPUs.
+  ASSERT_TRUE(kubectl().Apply(JobManifest("sweep-1", "    kueue.x-k8s.io/queue-name: b\n", 1, 4, ""), ns()).ok());
+  std::this_thread::sleep_for(1100ms);
+  ASSERT_TRUE(kubectl().Apply(JobManifest("sweep-2", "    kueue.x-k8s.io/queue-name: b\n", 1, 4, ""), ns()).ok());
+  ASSERT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"jobs", "sweep-1", "sweep-2"}, "{range .items[*]}{.spec.suspend} {end}", ns()) == "false false ";
+  }, 60s)) << Log();
+  EXPECT_EQ(kubectl().JsonPath({"clusterqueue", team_b}, "{.status.flavorsUsage[0].resources[0].borrowed}"), "4");
+
+  // Team A submits: its guarantee comes back; the borrowing sweep is suspended, A's Job runs.
+  ASSERT_TRUE(kubectl().Apply(JobManifest("train-a", "    kueue.x-k8s.io/queue-name: a\n", 1, 4, ""), ns()).ok());
+  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "train-a"}, "{.spec.suspend}", ns()) == "false"; }, 60s)) << Log();
+  ASSERT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"jobs", "sweep-1", "sweep-2"}, "{range .items[*]}{.spec.suspend} {end}", ns()) == "false true ";
+  }, 60s)) << Log();
+
+  // A notebook asking for a MIG slice runs on a MIG node, through the flavor's node labels.
+  std::string notebook = JobManifest("notebook", "    kueue.x-k8s.io/queue-name: notebooks\n", 1, 1, "");
+  notebook.replace(notebook.find("nvidia.com/gpu:"), std::string("nvidia.com/gpu:").size(), "nvidia.com/mig-1g.10gb:");
+  ASSERT_TRUE(kubectl().Apply(notebook, ns()).ok());
+  ASSERT_TRUE(Eventually([&] {
+    CommandResult r = kubectl()({"get", "pods", "-n", ns(), "-l", "job-name=notebook", "-o", "jsonpath={.items[*].spec.nodeName}"});
+    return r.ok() && !r.out.empty();
+  }, 60s)) << Log();
+  const std::string node = kubectl().JsonPath({"pods", "-l", "job-name=notebook"}, "{.items[0].spec.nodeName}", ns());
+  EXPECT_TRUE(node == "gpu-mig-1g-1" || node == "gpu-mig-mixed-1") << node;
+  EXPECT_EQ(kubectl().JsonPath({"job", "notebook"}, "{.spec.template.spec.nodeSelector.nvidia\\.com/mig\\.strategy}", ns()), "mixed");
+  EXPECT_EQ(StopRota(), 0);
+  for (const std::string& o : {"clusterqueue/" + team_a, "clusterqueue/" + team_b, "clusterqueue/" + nb,
+                               "resourceflavor/" + a100, "resourceflavor/" + mig}) {
+    kubectl()({"delete", o, "--wait=false"});
+  }
+}
+
 TEST_F(ControllerTest, Kill9DuringAStreamOf200JobsNeverOverCommitsAndAdmitsEachOnce) {
   const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
   ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor + "\n").ok());
@@ -379,8 +437,10 @@ TEST_F(ControllerTest, AGangThatCannotStartIsEvictedRequeuedWithBackoffThenDeact
   // A gang that quota admits but no node can hold (5 GPUs per pod; nodes have 4): never ready.
   ASSERT_TRUE(kubectl().Apply(JobManifest("stuck", "    kueue.x-k8s.io/queue-name: gpu\n", 2, 5, ""), ns()).ok());
   auto workload_of = [&](const std::string& job) {
-    return kubectl().JsonPath({"workloads", "-l", "kueue.x-k8s.io/job-uid=" + kubectl().JsonPath({"job", job}, "{.metadata.uid}", ns())},
-                              "{.items[0].metadata.name}", ns());
+    CommandResult r = kubectl()({"get", "workloads", "-n", ns(), "-l",
+                                 "kueue.x-k8s.io/job-uid=" + kubectl().JsonPath({"job", job}, "{.metadata.uid}", ns()),
+                                 "-o", "jsonpath={.items[*].metadata.name}"});
+    return r.ok() ? r.out : "";
   };
   ASSERT_TRUE(Eventually([&] { return !workload_of("fits").empty() && !workload_of("stuck").empty(); }, 30s));
   const std::string fits = workload_of("fits"), stuck = workload_of("stuck");
