@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `make demo`: start the local control plane with its fake GPU nodes, run a GPU Job on them, install
-# rota's CRDs and the example GPU platform, run `rota run` and watch it admit the teams' workloads,
-# then show the admission engine deciding a contended moment (`rota simulate`). The cluster keeps
-# running afterwards so you can look around; `make cluster-down` stops it.
+# rota's CRDs and the example GPU platform, run `rota run`, submit a mixed stream of Jobs (a
+# best-effort sweep that borrows, critical inference, a MIG notebook, checkpointable training that
+# takes the borrowed GPUs back) and show what was admitted, preempted and why; then the admission
+# engine alone on a contended moment (`rota simulate`). The cluster keeps running afterwards so you
+# can look around; `make cluster-down` stops it.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STATE=${ROTA_CLUSTER_DIR:-$REPO/.cluster}
@@ -24,34 +26,57 @@ kubectl get pods -l job-name=demo-train -o wide
 
 echo
 echo "== rota's API and the example platform (examples/gpu-cluster/: 4 teams in one cohort,"
-echo "   32 A100s, MIG and time-sliced flavors, 3 priority tiers, 4 waiting Workloads)"
+echo "   32 A100s, MIG and time-sliced flavors, 3 priority tiers)"
 kubectl apply -f "$REPO/crds/" >/dev/null
 kubectl wait --for=condition=Established --timeout=60s -f "$REPO/crds/" >/dev/null
-kubectl apply -f "$REPO/examples/gpu-cluster/"
+for f in "$REPO"/examples/gpu-cluster/0[0-4]-*.yaml; do kubectl apply -f "$f" >/dev/null; done
+kubectl get clusterqueues
 
 echo
-echo "== rota run: the controller admits the Workloads by their queues' quota"
+echo "== rota run"
 # Metrics and health on ports the system picks (so nothing else on the machine is in the way).
 printf 'metrics: {bindAddress: "127.0.0.1:0"}\nhealth: {bindAddress: "127.0.0.1:0"}\n' >"$STATE/rota.yaml"
 "$REPO/build/bin/rota" run --kubeconfig "$KUBECONFIG" --config "$STATE/rota.yaml" 2>"$STATE/rota.log" &
 rota_pid=$!
 trap 'kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 60); do
-  admitted=$(kubectl get workloads -A -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Admitted")].status}{"\n"}{end}' | grep -c True || true)
-  [[ $admitted -ge 4 ]] && break
-  sleep 1
-done
+
+# Waits until `kubectl get job NAME -n NS` has .spec.suspend == $3.
+wait_job() {
+  for _ in $(seq 1 60); do
+    [[ $(kubectl get job "$2" -n "$1" -o jsonpath='{.spec.suspend}' 2>/dev/null) == "$3" ]] && return 0
+    sleep 1
+  done
+  echo "  (timed out waiting for job $1/$2 suspend=$3)"
+}
+
+echo
+echo "== Jobs arrive (examples/jobs/stream/), as data scientists submit them"
+echo "-- team-vision's best-effort sweep (16 x 1 GPU): 8 GPUs of its own and 8 borrowed from idle teams"
+kubectl apply -f "$REPO/examples/jobs/stream/1-vision-sweep.yaml" >/dev/null
+wait_job team-vision vision-sweep false
+echo "-- critical inference (2 x 2 GPUs) and a notebook on a MIG slice"
+kubectl apply -f "$REPO/examples/jobs/stream/2-inference.yaml" -f "$REPO/examples/jobs/stream/3-notebook.yaml" >/dev/null
+wait_job team-inference ranking-serve false
+wait_job notebooks notebook-alice false
+echo "-- team-llm's training (4 x 4 GPUs = its guarantee): rota takes back the GPUs team-vision borrowed"
+kubectl apply -f "$REPO/examples/jobs/stream/4-llm-train.yaml" >/dev/null
+wait_job team-llm llm-finetune false
+sleep 3
+
+echo
+kubectl get jobs -A -o custom-columns='NAMESPACE:.metadata.namespace,JOB:.metadata.name,SUSPENDED:.spec.suspend,PARALLELISM:.spec.parallelism,RUNNING PODS:.status.active,NODE SELECTOR:.spec.template.spec.nodeSelector'
+echo
+kubectl get workloads -A -o custom-columns='NAMESPACE:.metadata.namespace,WORKLOAD:.metadata.name,CLUSTERQUEUE:.status.admission.clusterQueue,ADMITTED:.status.conditions[?(@.type=="Admitted")].status,PREEMPTED:.status.conditions[?(@.type=="Preempted")].reason,WHY:.status.conditions[?(@.type=="QuotaReserved")].message'
+echo
 kubectl get clusterqueues
 echo
-kubectl get workloads -A
-echo
-sed 's/^/  rota: /' "$STATE/rota.log" | head -n 14
+sed 's/^/  rota: /' "$STATE/rota.log" | grep -v 'serving\|starting\|synced' | head -n 16
 metrics_port=$(sed -n 's/.*serving \/metrics on port \([0-9]*\).*/\1/p' "$STATE/rota.log" | head -n 1)
 if [[ -n $metrics_port ]]; then
   echo
   echo "== Kueue's metrics, as a Prometheus scrape of rota's /metrics sees them (excerpt)"
   curl -s "http://127.0.0.1:$metrics_port/metrics" |
-    grep -E '^kueue_(admitted_workloads_total|pending_workloads|cluster_queue_resource_usage)\{cluster_queue="team-llm"' || true
+    grep -E '^kueue_(admitted_workloads_total|preempted_workloads_total|cluster_queue_resource_usage\{cluster_queue="team-(llm|vision)",flavor="a100-80gb")' || true
 fi
 kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true
 trap - EXIT
