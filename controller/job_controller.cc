@@ -105,8 +105,9 @@ Result<PodInfo> PodInfo::Decode(const Json& pod) {
 }
 
 JobController::JobController(apiclient::Client& client, QueueController& queues, QueueController::Logger log,
-                             RunConfig config)
-    : client_(client), queues_(queues), log_(std::move(log)), config_(std::move(config)) {
+                             RunConfig config, apiclient::EventRecorder* events, Metrics* metrics)
+    : client_(client), queues_(queues), log_(std::move(log)), config_(std::move(config)), events_(events),
+      metrics_(metrics) {
   apiclient::Informer<JobInfo>::Handlers h;
   auto enqueue = [this](const JobInfo& j) { queue_.Add(j.ns + "/" + j.name); };
   h.on_add = enqueue;
@@ -132,6 +133,10 @@ JobController::JobController(apiclient::Client& client, QueueController& queues,
     const std::string owner = OwnerJob(wl);
     if (!owner.empty()) queue_.Add(owner);
   });
+}
+
+void JobController::Event(const JobInfo& job, const std::string& reason, const std::string& message) {
+  if (events_) events_->Record({"batch/v1", "Job", job.ns, job.name, job.uid}, "Normal", reason, message);
 }
 
 JobController::~JobController() {
@@ -187,6 +192,7 @@ bool JobController::Reconcile(const std::string& key) {
         return false;
       }
       log_("info", "suspended Job " + key + " until it is admitted");
+      Event(*job, "Suspended", "Suspended until the Workload is admitted");
     }
     return CreateWorkload(*job, queue);
   }
@@ -271,6 +277,10 @@ bool JobController::EvictForPodsReadyTimeout(const JobInfo& job, const api::Work
     log_("warn", "evicting Workload " + key + ": " + r.error().ToString());
     return r.error().IsNotFound();
   }
+  if (metrics_) {
+    metrics_->Add("kueue_evicted_workloads_total", {{"cluster_queue", wl.status->admission->cluster_queue},
+                                                    {"reason", deactivate ? "Deactivated" : "PodsReadyTimeout"}});
+  }
   if (deactivate) {
     auto a = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
                            apiclient::PatchType::kMerge, {{"spec", {{"active", false}}}});
@@ -323,7 +333,10 @@ bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue)
     log_("warn", "creating the Workload of Job " + job.ns + "/" + job.name + ": " + r.error().ToString());
     return r.error().retry == apiclient::Retry::kNo;  // a rejected Workload will not fix itself
   }
-  if (r.ok()) log_("info", "created Workload " + job.ns + "/" + wl["metadata"]["name"].get<std::string>() + " for Job " + job.name);
+  if (r.ok()) {
+    log_("info", "created Workload " + job.ns + "/" + wl["metadata"]["name"].get<std::string>() + " for Job " + job.name);
+    Event(job, "CreatedWorkload", "Created Workload: " + job.ns + "/" + wl["metadata"]["name"].get<std::string>());
+  }
   return true;
 }
 
@@ -357,6 +370,7 @@ bool JobController::Start(const JobInfo& job, const api::Workload& wl) {
   }
   log_("info", "started Job " + job.ns + "/" + job.name + " (" + std::to_string(count) + " pods) in ClusterQueue " +
                    wl.status->admission->cluster_queue);
+  Event(job, "Started", "Admitted by ClusterQueue " + wl.status->admission->cluster_queue + ", wait for pods to start");
   return true;
 }
 
@@ -382,6 +396,7 @@ bool JobController::Stop(const JobInfo& job, const api::Workload& wl) {
       return r.error().IsNotFound();
     }
     log_("info", "suspended Job " + key + ": its Workload has no admission");
+    Event(job, "Stopped", "Suspended: the Workload lost its admission (preempted or evicted); pods get their grace period");
   }
   // 2. The template may change only while the Job is suspended and has no start time; the Job
   //    controller clears it after suspending, and so do we, in case it has not yet.

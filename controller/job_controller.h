@@ -55,7 +55,7 @@ std::string WorkloadNameForJob(const std::string& job_name, const std::string& j
 class JobController {
  public:
   JobController(apiclient::Client& client, QueueController& queues, QueueController::Logger log,
-                RunConfig config = {});
+                RunConfig config = {}, apiclient::EventRecorder* events = nullptr, Metrics* metrics = nullptr);
   ~JobController();
 
   // Starts the Job informer and `workers` reconcilers; returns when `stop` is set.
@@ -76,6 +76,9 @@ class JobController {
   QueueController& queues_;
   QueueController::Logger log_;
   RunConfig config_;
+  apiclient::EventRecorder* events_;
+  Metrics* metrics_;
+  void Event(const JobInfo& job, const std::string& reason, const std::string& message);
   apiclient::WorkQueue queue_;
   std::unique_ptr<apiclient::Informer<JobInfo>> jobs_;
   std::unique_ptr<apiclient::Informer<PodInfo>> pods_;  // only with waitForPodsReady

@@ -117,7 +117,7 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
     health_server = std::move(*s);
     log("info", "serving /healthz and /readyz on port " + std::to_string(health_server->port()));
   }
-  rota::controller::JobController jobs(**client, controller, log, config);
+  rota::controller::JobController jobs(**client, controller, log, config, &events, &metrics);
   // Both loops until `stop`: the queue controller on this thread, the Job integration beside it.
   auto run_all = [&](const std::atomic<bool>& stop) {
     std::thread job_thread([&] { jobs.Run(stop); });

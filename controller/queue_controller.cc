@@ -327,6 +327,7 @@ void QueueController::Pass() {
       writes.push_back({w.metadata.namespace_, w.metadata.name, workload_body(w, std::move(status)), std::optional<api::Admission>()});
       assumed_[key] = std::nullopt;
       drained.insert(key);
+      if (metrics_) metrics_->Add("kueue_evicted_workloads_total", {{"cluster_queue", w.status->admission->cluster_queue}, {"reason", reason}});
     }
   }
   for (const auto& p : d.pending) {

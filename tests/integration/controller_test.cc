@@ -54,7 +54,8 @@ class ControllerTest : public ClusterTest {
   void StartRota(const std::string& extra_config = "") {
     metrics_port_ = FreePort();
     health_port_ = FreePort();
-    config_ = fs::temp_directory_path() / ("rota-" + ns() + ".yaml");
+    // A file per start: a process started earlier may not have read its own yet.
+    config_ = fs::temp_directory_path() / ("rota-" + ns() + "-" + std::to_string(++starts_) + ".yaml");
     std::ofstream(config_) << "metrics: {bindAddress: \"127.0.0.1:" << metrics_port_ << "\"}\n"
                            << "health: {bindAddress: \"127.0.0.1:" << health_port_ << "\"}\n" << extra_config;
     pid_ = fork();
@@ -111,6 +112,7 @@ class ControllerTest : public ClusterTest {
   fs::path log_, config_;
   pid_t pid_ = 0;
   int metrics_port_ = 0, health_port_ = 0;
+  int starts_ = 0;
 };
 
 TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
@@ -277,10 +279,22 @@ TEST_F(ControllerTest, JobsRunWhenAdmittedAndAreSuspendedWhenPreempted) {
   ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "train"}, "{.spec.suspend}", ns()) == "false"; }, 60s))
       << "the preempted Job was not resumed\n" << Log();
 
+  EXPECT_NE(kubectl().JsonPath({"events", "--field-selector", "involvedObject.name=train,involvedObject.kind=Job"},
+                               "{range .items[*]}{.reason} {end}", ns()).find("Stopped"),
+            std::string::npos);
+
   // A Job that names no queue is left alone.
   ASSERT_TRUE(kubectl().Apply(JobManifest("unqueued", "    app: other\n", 1, 1, "", /*suspend=*/false), ns()).ok());
   std::this_thread::sleep_for(2s);
   EXPECT_EQ(kubectl().JsonPath({"job", "unqueued"}, "{.spec.suspend}", ns()), "false");
+
+  // A LocalQueue named "default" takes the namespace's unlabelled Jobs.
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: default\n"
+                              "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  ASSERT_TRUE(kubectl().Apply(JobManifest("defaulted", "    app: other\n", 1, 1, "2s"), ns()).ok());
+  ASSERT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"workloads"}, "{.items[*].spec.queueName}", ns()).find("default") != std::string::npos;
+  }, 60s)) << Log();
 
   // Deleting a Job deletes its Workload (owner reference; the garbage collector).
   ASSERT_TRUE(kubectl()({"delete", "job", "train", "-n", ns(), "--cascade=background"}).ok());
@@ -419,6 +433,74 @@ TEST_F(ControllerTest, Kill9DuringAStreamOf200JobsNeverOverCommitsAndAdmitsEachO
   EXPECT_EQ(StopRota(), 0);
   kubectl()({"delete", "clusterqueue", cq, "--wait=false"});
   kubectl()({"delete", "resourceflavor", flavor, "--wait=false"});
+}
+
+TEST_F(ControllerTest, CriticalJobsPreemptBestEffortAndAreNeverPreempted) {
+  const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
+  const std::string best = "be-" + ns(), critical = "crit-" + ns(), urgent = "urg-" + ns();
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor + "\n").ok());
+  ASSERT_TRUE(kubectl().Apply(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + cq +
+      "\nspec:\n  namespaceSelector: {}\n  preemption: {withinClusterQueue: LowerPriority}\n"
+      "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: " + flavor +
+      "\n      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]\n").ok());
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
+                              "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " + best + "\nvalue: 100\n").ok());
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " + critical +
+                              "\n  annotations: {rota.dev/preemptible: \"false\"}\nvalue: 1000\n").ok());
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " + urgent + "\nvalue: 5000\n").ok());
+  StartRota();
+  auto queued = [](const std::string& cls) { return "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + cls + "\n"; };
+  ASSERT_TRUE(kubectl().Apply(JobManifest("experiment", queued(best), 1, 4, ""), ns()).ok());
+  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "experiment"}, "{.spec.suspend}", ns()) == "false"; }, 60s)) << Log();
+  // Critical inference preempts the best-effort experiment...
+  ASSERT_TRUE(kubectl().Apply(JobManifest("serve", queued(critical), 1, 4, ""), ns()).ok());
+  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "serve"}, "{.spec.suspend}", ns()) == "false"; }, 60s)) << Log();
+  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "experiment"}, "{.spec.suspend}", ns()) == "true"; }, 60s));
+  // ...and nothing preempts it, not even a higher priority.
+  ASSERT_TRUE(kubectl().Apply(JobManifest("rush", queued(urgent), 1, 4, ""), ns()).ok());
+  std::this_thread::sleep_for(4s);
+  EXPECT_EQ(kubectl().JsonPath({"job", "serve"}, "{.spec.suspend}", ns()), "false");
+  EXPECT_EQ(kubectl().JsonPath({"job", "rush"}, "{.spec.suspend}", ns()), "true");
+  EXPECT_EQ(StopRota(), 0);
+  for (const std::string& o : {"clusterqueue/" + cq, "resourceflavor/" + flavor, "workloadpriorityclass/" + best,
+                               "workloadpriorityclass/" + critical, "workloadpriorityclass/" + urgent}) {
+    kubectl()({"delete", o, "--wait=false"});
+  }
+}
+
+TEST_F(ControllerTest, TwoReplicasOneLeadsTheOtherTakesOverWhenItDies) {
+  const std::string extra = "leaderElection: {enabled: true, leaseName: rota-" + ns() + ", leaseNamespace: " + ns() + "}\n";
+  StartRota(extra);
+  const pid_t first = pid_;
+  const fs::path first_log = log_;
+  const int first_health = health_port_;
+  log_ = fs::temp_directory_path() / ("rota-run-2-" + ns() + ".log");
+  StartRota(extra);
+  const pid_t second = pid_;
+  auto leads = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str().find("became the leader") != std::string::npos;
+  };
+  ASSERT_TRUE(Eventually([&] { return leads(first_log) || leads(log_); }, 30s));
+  std::this_thread::sleep_for(3s);
+  const bool first_leads = leads(first_log);
+  EXPECT_NE(first_leads, leads(log_)) << "exactly one replica must lead";
+  // The standby is ready (standing by), and says so on /readyz.
+  EXPECT_EQ(Http(first_leads ? health_port_ : first_health, "/readyz"), "ok\n\n200");
+
+  // kill -9 the leader: the standby takes over once the lease (15 s) has run out.
+  const pid_t leader = first_leads ? first : second;
+  kill(leader, SIGKILL);
+  waitpid(leader, nullptr, 0);
+  const fs::path standby_log = first_leads ? log_ : first_log;
+  EXPECT_TRUE(Eventually([&] { return leads(standby_log); }, 40s)) << "the standby never took over";
+  pid_ = first_leads ? second : first;
+  EXPECT_EQ(StopRota(), 0);  // releases the lease and exits 0
+  EXPECT_EQ(kubectl().JsonPath({"lease", "rota-" + ns()}, "{.spec.holderIdentity}", ns()), "");
 }
 
 TEST_F(ControllerTest, AGangThatCannotStartIsEvictedRequeuedWithBackoffThenDeactivated) {
