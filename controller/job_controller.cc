@@ -12,14 +12,7 @@ namespace {
 using apiclient::Json;
 namespace wc = api::workload_condition;
 
-std::string NowRfc3339() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string NowRfc3339() { return api::FormatTime(std::time(nullptr)); }
 
 int64_t ParseTimeOrZero(const std::string& t) {
   auto r = api::ParseTime(t);
@@ -260,13 +253,9 @@ bool JobController::EvictForPodsReadyTimeout(const JobInfo& job, const api::Work
   if (!deactivate) {
     const int64_t backoff = std::min<int64_t>(config_.backoff_max_seconds,
                                               static_cast<int64_t>(config_.backoff_base_seconds) << std::min(count - 1, 30));
-    const std::time_t at = std::time(nullptr) + backoff;
-    std::tm tm{};
-    gmtime_r(&at, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    status["requeueState"] = {{"count", count}, {"requeueAt", buf}};
-    set(wc::kRequeued, "False", "Backoff", "Requeued after backoff at " + std::string(buf));
+    const std::string at = api::FormatTime(std::time(nullptr) + backoff);
+    status["requeueState"] = {{"count", count}, {"requeueAt", at}};
+    set(wc::kRequeued, "False", "Backoff", "Requeued after backoff at " + at);
     list = Json::array();
     for (auto& [t, c] : conds) list.push_back(c);
     status["conditions"] = list;

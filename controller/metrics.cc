@@ -73,9 +73,9 @@ void Metrics::Set(const std::string& gauge, const Labels& labels, double v) {
   families_.at(gauge).values[labels] = v;
 }
 
-void Metrics::ResetGauge(const std::string& gauge) {
+void Metrics::ReplaceGauges(GaugeValues gauges) {
   std::lock_guard<std::mutex> l(mu_);
-  families_.at(gauge).values.clear();
+  for (auto& [name, values] : gauges) families_.at(name).values = std::move(values);
 }
 
 void Metrics::Observe(const std::string& histogram, const Labels& labels, double v) {

@@ -19,8 +19,10 @@ class Metrics {
 
   void Add(const std::string& counter, const Labels& labels, double v = 1);
   void Set(const std::string& gauge, const Labels& labels, double v);
-  // Removes every series of a gauge (before setting the current ones again).
-  void ResetGauge(const std::string& gauge);
+  // Replaces every series of the named gauges at once, so that a scrape never sees a gauge
+  // half-updated.
+  using GaugeValues = std::map<std::string, std::map<Labels, double>>;
+  void ReplaceGauges(GaugeValues gauges);
   void Observe(const std::string& histogram, const Labels& labels, double v);
 
   std::string Render() const;

@@ -20,14 +20,7 @@ const std::vector<std::string> kOwnedConditions = {std::string(wc::kQuotaReserve
                                                    std::string(wc::kEvicted), std::string(wc::kPreempted),
                                                    std::string(wc::kRequeued)};
 
-std::string NowRfc3339() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string NowRfc3339() { return api::FormatTime(std::time(nullptr)); }
 
 struct ConditionUpdate {
   std::string status;  // True / False
@@ -454,6 +447,8 @@ void QueueController::Pass() {
                              {"status", status}}});
   }
 
+  // Metrics first, so that whoever sees the status this pass writes finds them agreeing.
+  if (metrics_) Record(state, *snapshot, d, pass_seconds);
   apiclient::PatchOptions apply;
   apply.field_manager = kFieldManager;
   apply.force = true;
@@ -488,7 +483,6 @@ void QueueController::Pass() {
     }
   });
   write_workloads(pending_writes);
-  if (metrics_) Record(state, *snapshot, d, pass_seconds);
   if (events_) {
     // Kueue's event reasons, on the Workloads whose status was just written.
     struct Ev {
@@ -558,13 +552,15 @@ void QueueController::Record(const api::ClusterState& state, const admission::Sn
   m.Add("kueue_admission_attempts_total", {{"result", "inadmissible"}}, static_cast<double>(d.pending.size()));
   m.Observe("kueue_admission_attempt_duration_seconds", {{"result", d.admitted.empty() ? "inadmissible" : "success"}}, pass_seconds);
 
-  // Gauges: the state after this pass.
+  // Gauges: the state after this pass, replaced all at once.
+  Metrics::GaugeValues gauges;
   for (const char* g : {"kueue_pending_workloads", "kueue_cluster_queue_resource_usage", "kueue_cluster_queue_resource_reservation",
                         "kueue_cluster_queue_nominal_quota", "kueue_cluster_queue_borrowing_limit",
                         "kueue_cluster_queue_lending_limit", "kueue_cluster_queue_status", "kueue_reserving_active_workloads",
                         "kueue_admitted_active_workloads"}) {
-    m.ResetGauge(g);
+    gauges[g];
   }
+  auto set = [&](const char* gauge, const Labels& labels, double v) { gauges[gauge][labels] = v; };
   std::map<std::string, std::pair<int, int>> pending;  // cq -> (active, inadmissible)
   for (const auto& p : d.pending) {
     const auto* w = by_key.count(p.workload) ? by_key.at(p.workload) : nullptr;
@@ -598,13 +594,13 @@ void QueueController::Record(const api::ClusterState& state, const admission::Sn
   for (const auto& cq : state.cluster_queues) {
     const std::string& name = cq.metadata.name;
     const auto& pc = pending[name];
-    m.Set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "active"}}, pc.first);
-    m.Set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "inadmissible"}}, pc.second);
-    m.Set("kueue_reserving_active_workloads", {{"cluster_queue", name}}, admitted[name]);
-    m.Set("kueue_admitted_active_workloads", {{"cluster_queue", name}}, admitted[name]);
+    set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "active"}}, pc.first);
+    set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "inadmissible"}}, pc.second);
+    set("kueue_reserving_active_workloads", {{"cluster_queue", name}}, admitted[name]);
+    set("kueue_admitted_active_workloads", {{"cluster_queue", name}}, admitted[name]);
     const bool active = cq.spec.stop_policy == api::StopPolicy::kNone;
     for (const char* st : {"pending", "active", "terminating"}) {
-      m.Set("kueue_cluster_queue_status", {{"cluster_queue", name}, {"status", st}},
+      set("kueue_cluster_queue_status", {{"cluster_queue", name}, {"status", st}},
             (std::string(st) == "active") == active && std::string(st) != "terminating" ? 1 : 0);
     }
     for (const auto& g : cq.spec.resource_groups) {
@@ -612,15 +608,16 @@ void QueueController::Record(const api::ClusterState& state, const admission::Sn
         for (const auto& q : f.resources) {
           const Labels l = {{"cluster_queue", name}, {"flavor", f.name}, {"resource", q.name}};
           const double used = usage[{name, f.name, q.name}];
-          m.Set("kueue_cluster_queue_resource_usage", l, used);
-          m.Set("kueue_cluster_queue_resource_reservation", l, used);
-          m.Set("kueue_cluster_queue_nominal_quota", l, static_cast<double>(q.nominal_quota.milli()) / 1000.0);
-          if (q.borrowing_limit) m.Set("kueue_cluster_queue_borrowing_limit", l, static_cast<double>(q.borrowing_limit->milli()) / 1000.0);
-          if (q.lending_limit) m.Set("kueue_cluster_queue_lending_limit", l, static_cast<double>(q.lending_limit->milli()) / 1000.0);
+          set("kueue_cluster_queue_resource_usage", l, used);
+          set("kueue_cluster_queue_resource_reservation", l, used);
+          set("kueue_cluster_queue_nominal_quota", l, static_cast<double>(q.nominal_quota.milli()) / 1000.0);
+          if (q.borrowing_limit) set("kueue_cluster_queue_borrowing_limit", l, static_cast<double>(q.borrowing_limit->milli()) / 1000.0);
+          if (q.lending_limit) set("kueue_cluster_queue_lending_limit", l, static_cast<double>(q.lending_limit->milli()) / 1000.0);
         }
       }
     }
   }
+  m.ReplaceGauges(std::move(gauges));
 }
 
 }  // namespace rota::controller

@@ -164,6 +164,15 @@ Result<int64_t> ParseTime(const std::string& text) {
   return seconds;
 }
 
+std::string FormatTime(int64_t unix_seconds) {
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
   adm::Snapshot out;
   out.fair_sharing = state.fair_sharing;

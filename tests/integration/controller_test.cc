@@ -102,6 +102,26 @@ class ControllerTest : public ClusterTest {
            "        - name: c\n          image: i\n          resources:\n            requests: {nvidia.com/gpu: " +
            std::to_string(gpus) + "}\n";
   }
+  // A ResourceFlavor `flavor` (with `flavor_spec`, e.g. node labels), a ClusterQueue `cq` with
+  // `gpus` nominal GPUs of it (and `preemption`, a YAML flow map, if any), and a LocalQueue "gpu"
+  // in the test's namespace pointing at it.
+  void MakeGpuQueue(const std::string& flavor, const std::string& cq, int gpus, const std::string& preemption = "",
+                    const std::string& flavor_spec = "") {
+    ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor +
+                                (flavor_spec.empty() ? "" : "\nspec:\n  " + flavor_spec) + "\n").ok());
+    ASSERT_TRUE(kubectl().Apply(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + cq +
+        "\nspec:\n  namespaceSelector: {}\n" + (preemption.empty() ? "" : "  preemption: " + preemption + "\n") +
+        "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: " + flavor +
+        "\n      resources: [{name: nvidia.com/gpu, nominalQuota: " + std::to_string(gpus) + "}]\n").ok());
+    ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
+                                "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  }
+  // Deletes cluster-scoped objects ("kind/name") the test made.
+  void DeleteAll(std::initializer_list<std::string> objects) {
+    for (const std::string& o : objects) kubectl()({"delete", o, "--wait=false"});
+  }
+
   std::string Status(const std::string& wl, const std::string& path) {
     return kubectl().JsonPath({"workload", wl}, path, ns());
   }
@@ -117,14 +137,8 @@ class ControllerTest : public ClusterTest {
 
 TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
   const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor + "\n").ok());
-  ASSERT_TRUE(kubectl().Apply(
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + cq +
-      "\nspec:\n  namespaceSelector: {}\n  preemption: {withinClusterQueue: LowerPriority}\n"
-      "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: " + flavor +
-      "\n      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]\n").ok());
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
-                              "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  MakeGpuQueue(flavor, cq, 4, "{withinClusterQueue: LowerPriority}");
+  if (HasFatalFailure()) return;
   for (const char* w : {"w1", "w2", "w3"}) {
     ASSERT_TRUE(kubectl().Apply(Workload(w, 2), ns()).ok());
     std::this_thread::sleep_for(1100ms);  // distinct creation times: w1 is the oldest
@@ -219,8 +233,7 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
 
   EXPECT_EQ(StopRota(), 0) << Log();
   EXPECT_NE(Log().find("stopped after"), std::string::npos) << Log();
-  kubectl()({"delete", "clusterqueue", cq, "--wait=false"});
-  kubectl()({"delete", "resourceflavor", flavor, "--wait=false"});
+  DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
 }
 
 std::string JobManifest(const std::string& name, const std::string& labels, int pods, int gpus_each,
@@ -238,15 +251,8 @@ std::string JobManifest(const std::string& name, const std::string& labels, int 
 
 TEST_F(ControllerTest, JobsRunWhenAdmittedAndAreSuspendedWhenPreempted) {
   const std::string flavor = "a100-" + ns(), cq = "cq-" + ns(), low = "low-" + ns(), high = "high-" + ns();
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor +
-                              "\nspec:\n  nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n").ok());
-  ASSERT_TRUE(kubectl().Apply(
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + cq +
-      "\nspec:\n  namespaceSelector: {}\n  preemption: {withinClusterQueue: LowerPriority}\n"
-      "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: " + flavor +
-      "\n      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]\n").ok());
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
-                              "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  MakeGpuQueue(flavor, cq, 4, "{withinClusterQueue: LowerPriority}", "nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}");
+  if (HasFatalFailure()) return;
   for (auto [name, value] : {std::pair{low, 10}, std::pair{high, 100}}) {
     ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " +
                                 name + "\nvalue: " + std::to_string(value) + "\n").ok());
@@ -302,10 +308,8 @@ TEST_F(ControllerTest, JobsRunWhenAdmittedAndAreSuspendedWhenPreempted) {
     return !kubectl()({"get", "workload", train_wl, "-n", ns()}).ok();
   }, 60s));
   EXPECT_EQ(StopRota(), 0) << Log();
-  for (const std::string& o : {"clusterqueue/" + cq, "resourceflavor/" + flavor, "workloadpriorityclass/" + low,
-                               "workloadpriorityclass/" + high}) {
-    kubectl()({"delete", o, "--wait=false"});
-  }
+  DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor, "workloadpriorityclass/" + low,
+                               "workloadpriorityclass/" + high});
 }
 
 TEST_F(ControllerTest, TeamsBorrowIdleGpusAndTakeThemBackAndMigJobsLandOnMigNodes) {
@@ -360,21 +364,14 @@ TEST_F(ControllerTest, TeamsBorrowIdleGpusAndTakeThemBackAndMigJobsLandOnMigNode
   EXPECT_TRUE(node == "gpu-mig-1g-1" || node == "gpu-mig-mixed-1") << node;
   EXPECT_EQ(kubectl().JsonPath({"job", "notebook"}, "{.spec.template.spec.nodeSelector.nvidia\\.com/mig\\.strategy}", ns()), "mixed");
   EXPECT_EQ(StopRota(), 0);
-  for (const std::string& o : {"clusterqueue/" + team_a, "clusterqueue/" + team_b, "clusterqueue/" + nb,
-                               "resourceflavor/" + a100, "resourceflavor/" + mig}) {
-    kubectl()({"delete", o, "--wait=false"});
-  }
+  DeleteAll({"clusterqueue/" + team_a, "clusterqueue/" + team_b, "clusterqueue/" + nb,
+                               "resourceflavor/" + a100, "resourceflavor/" + mig});
 }
 
 TEST_F(ControllerTest, Kill9DuringAStreamOf200JobsNeverOverCommitsAndAdmitsEachOnce) {
   const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor + "\n").ok());
-  ASSERT_TRUE(kubectl().Apply(
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + cq +
-      "\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
-      "    - name: " + flavor + "\n      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n").ok());
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
-                              "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  MakeGpuQueue(flavor, cq, 8);
+  if (HasFatalFailure()) return;
   std::string stream;
   for (int i = 0; i < 200; ++i) stream += "---\n" + JobManifest("job-" + std::to_string(i), "    kueue.x-k8s.io/queue-name: gpu\n", 1, 1, "");
   ASSERT_TRUE(kubectl().Apply(stream, ns()).ok());
@@ -431,21 +428,14 @@ TEST_F(ControllerTest, Kill9DuringAStreamOf200JobsNeverOverCommitsAndAdmitsEachO
     return running == 8;
   }, 60s));
   EXPECT_EQ(StopRota(), 0);
-  kubectl()({"delete", "clusterqueue", cq, "--wait=false"});
-  kubectl()({"delete", "resourceflavor", flavor, "--wait=false"});
+  DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
 }
 
 TEST_F(ControllerTest, CriticalJobsPreemptBestEffortAndAreNeverPreempted) {
   const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
   const std::string best = "be-" + ns(), critical = "crit-" + ns(), urgent = "urg-" + ns();
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor + "\n").ok());
-  ASSERT_TRUE(kubectl().Apply(
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + cq +
-      "\nspec:\n  namespaceSelector: {}\n  preemption: {withinClusterQueue: LowerPriority}\n"
-      "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: " + flavor +
-      "\n      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]\n").ok());
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
-                              "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  MakeGpuQueue(flavor, cq, 4, "{withinClusterQueue: LowerPriority}");
+  if (HasFatalFailure()) return;
   ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " + best + "\nvalue: 100\n").ok());
   ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " + critical +
                               "\n  annotations: {rota.dev/preemptible: \"false\"}\nvalue: 1000\n").ok());
@@ -464,10 +454,8 @@ TEST_F(ControllerTest, CriticalJobsPreemptBestEffortAndAreNeverPreempted) {
   EXPECT_EQ(kubectl().JsonPath({"job", "serve"}, "{.spec.suspend}", ns()), "false");
   EXPECT_EQ(kubectl().JsonPath({"job", "rush"}, "{.spec.suspend}", ns()), "true");
   EXPECT_EQ(StopRota(), 0);
-  for (const std::string& o : {"clusterqueue/" + cq, "resourceflavor/" + flavor, "workloadpriorityclass/" + best,
-                               "workloadpriorityclass/" + critical, "workloadpriorityclass/" + urgent}) {
-    kubectl()({"delete", o, "--wait=false"});
-  }
+  DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor, "workloadpriorityclass/" + best,
+                               "workloadpriorityclass/" + critical, "workloadpriorityclass/" + urgent});
 }
 
 TEST_F(ControllerTest, TwoReplicasOneLeadsTheOtherTakesOverWhenItDies) {
@@ -505,13 +493,8 @@ TEST_F(ControllerTest, TwoReplicasOneLeadsTheOtherTakesOverWhenItDies) {
 
 TEST_F(ControllerTest, AGangThatCannotStartIsEvictedRequeuedWithBackoffThenDeactivated) {
   const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor + "\n").ok());
-  ASSERT_TRUE(kubectl().Apply(
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + cq +
-      "\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
-      "    - name: " + flavor + "\n      resources: [{name: nvidia.com/gpu, nominalQuota: 16}]\n").ok());
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
-                              "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  MakeGpuQueue(flavor, cq, 16);
+  if (HasFatalFailure()) return;
   StartRota("waitForPodsReady: {enable: true, timeout: 4s, backoffBaseSeconds: 1, backoffMaxSeconds: 10, backoffLimitCount: 1}\n");
 
   // A gang that fits: PodsReady once both pods run.
@@ -538,8 +521,7 @@ TEST_F(ControllerTest, AGangThatCannotStartIsEvictedRequeuedWithBackoffThenDeact
   ASSERT_TRUE(Eventually([&] { return Condition(stuck, "QuotaReserved", "reason") == "Inactive"; }, 30s));
   EXPECT_EQ(Condition(fits, "PodsReady"), "True");
   EXPECT_EQ(StopRota(), 0) << Log();
-  kubectl()({"delete", "clusterqueue", cq, "--wait=false"});
-  kubectl()({"delete", "resourceflavor", flavor, "--wait=false"});
+  DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
 }
 
 }  // namespace

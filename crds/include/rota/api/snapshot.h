@@ -41,6 +41,8 @@ Result<admission::ResourceAmounts> PodRequests(const Json& pod_template, const s
 // Seconds since the Unix epoch of an RFC 3339 time as the apiserver writes it
 // ("2026-11-01T10:00:00Z", optionally with fractional seconds or an offset); 0 when empty.
 Result<int64_t> ParseTime(const std::string& rfc3339);
+// The other way round: "2026-11-01T10:00:00Z" for Unix seconds (UTC).
+std::string FormatTime(int64_t unix_seconds);
 
 // Builds the engine's snapshot. Workloads that are Finished are left out; workloads that cannot
 // be queued (no LocalQueue, namespace not selected, inactive, unknown priority class) are passed
