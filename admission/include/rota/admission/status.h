@@ -50,18 +50,16 @@ inline Status OutOfRange(std::string message) {
   return Status(StatusCode::kOutOfRange, std::move(message));
 }
 
-// A value or the error that prevented it. Access value() only when ok().
-template <typename T>
-class [[nodiscard]] Result {
+// A value or the error `E` that prevented it. Access value() only when ok(), error() only when
+// not. Both convert implicitly, so a function returns either one.
+template <typename T, typename E>
+class [[nodiscard]] Expected {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Status status) : v_(std::move(status)) {}  // NOLINT: must not be OK
+  Expected(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Expected(E error) : v_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(v_); }
-  const Status& status() const {
-    static const Status kOk;
-    return ok() ? kOk : std::get<Status>(v_);
-  }
+  const E& error() const { return std::get<E>(v_); }
   const T& value() const& { return std::get<T>(v_); }
   T& value() & { return std::get<T>(v_); }
   T&& value() && { return std::get<T>(std::move(v_)); }
@@ -71,7 +69,19 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
 
  private:
-  std::variant<T, Status> v_;
+  std::variant<T, E> v_;
+};
+
+// A value or the Status (never OK) that prevented it.
+template <typename T>
+class [[nodiscard]] Result : public Expected<T, Status> {
+ public:
+  using Expected<T, Status>::Expected;
+  // OK when there is a value.
+  const Status& status() const {
+    static const Status kOk;
+    return this->ok() ? kOk : this->error();
+  }
 };
 
 }  // namespace rota

@@ -49,24 +49,9 @@ struct ApiError {
   std::string ToString() const;
 };
 
+// A value, or the ApiError that prevented it.
 template <typename T>
-class [[nodiscard]] ApiResult {
- public:
-  ApiResult(T value) : v_(std::move(value)) {}      // NOLINT
-  ApiResult(ApiError error) : v_(std::move(error)) {}  // NOLINT
-  bool ok() const { return std::holds_alternative<T>(v_); }
-  const ApiError& error() const { return std::get<ApiError>(v_); }
-  const T& value() const& { return std::get<T>(v_); }
-  T& value() & { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
-  const T& operator*() const& { return value(); }
-  T& operator*() & { return value(); }
-  const T* operator->() const { return &value(); }
-  T* operator->() { return &value(); }
-
- private:
-  std::variant<T, ApiError> v_;
-};
+using ApiResult = Expected<T, ApiError>;
 
 // A kind of resource: its API group ("" for core), version, plural name, and scope.
 struct Resource {
