@@ -568,6 +568,7 @@ void QueueController::Record(const api::ClusterState& state, const admission::Sn
     auto& slot = pending[w->cluster_queue];
     (p.reason == "WaitingForQuota" ? slot.first : slot.second)++;
   }
+  // `snapshot` already holds this pass's outcome (Pass applied the decisions to it).
   std::map<std::tuple<std::string, std::string, std::string>, double> usage;
   std::map<std::string, int> admitted;
   for (const auto& w : snapshot.workloads) {
@@ -576,20 +577,6 @@ void QueueController::Record(const api::ClusterState& state, const admission::Sn
     for (const auto& ps : w.admission->pod_sets)
       for (const auto& [r, f] : ps.flavors)
         usage[{w.admission->cluster_queue, f, r}] += ps.usage.count(r) ? static_cast<double>(ps.usage.at(r)) / 1000.0 : 0;
-  }
-  for (const auto& a : d.admitted) {
-    ++admitted[a.cluster_queue];
-    for (const auto& ps : a.pod_sets)
-      for (const auto& [r, f] : ps.flavors)
-        usage[{a.cluster_queue, f, r}] += ps.usage.count(r) ? static_cast<double>(ps.usage.at(r)) / 1000.0 : 0;
-  }
-  for (const auto& p : d.preempted) {
-    --admitted[p.cluster_queue];
-    const auto* w = by_key.at(p.workload);
-    if (!w->admission) continue;
-    for (const auto& ps : w->admission->pod_sets)
-      for (const auto& [r, f] : ps.flavors)
-        usage[{p.cluster_queue, f, r}] -= ps.usage.count(r) ? static_cast<double>(ps.usage.at(r)) / 1000.0 : 0;
   }
   for (const auto& cq : state.cluster_queues) {
     const std::string& name = cq.metadata.name;

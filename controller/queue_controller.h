@@ -72,7 +72,8 @@ class QueueController {
  private:
   void MarkDirty();
   void Pass();
-  void Record(const api::ClusterState& state, const admission::Snapshot& snapshot,
+  // Metrics of one pass; `after` is the snapshot with the pass's decisions applied.
+  void Record(const api::ClusterState& state, const admission::Snapshot& after,
               const admission::Decisions& d, double pass_seconds);
   std::vector<apiclient::Reflector*> Reflectors() const;
   std::function<void(const api::Workload&)> workload_listener_;

@@ -191,7 +191,11 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
            "kueue_cluster_queue_status{cluster_queue=\"" + cq + "\",status=\"active\"} 1",
            std::string("# TYPE kueue_admission_wait_time_seconds histogram"),
        }) {
-    EXPECT_NE(metrics.find(line), std::string::npos) << line << "\nnot in:\n" << metrics.substr(0, 3000);
+    std::string related;  // the lines of the same metric, to show what was there instead
+    std::istringstream in(metrics);
+    for (std::string l; std::getline(in, l);)
+      if (l.rfind(line.substr(0, line.find('{')), 0) == 0) related += l + "\n";
+    EXPECT_NE(metrics.find(line), std::string::npos) << line << "\nnot in:\n" << related;
   }
 
   // A pending workload's status is not rewritten while nothing changes.
