@@ -41,20 +41,14 @@ bool LeaderElector::TryAcquireOrRenew() {
                     {"leaseTransitions", 0}}}};
     auto created = client_.Create(resources::kLeases, config_.lease_namespace, lease);
     if (!created.ok()) return false;
-    observed_holder_ = config_.identity;
-    observed_renew_time_ = now;
-    observed_at_ = clock.Now();
+    Observe(config_.identity, now);
     return true;
   }
   Json lease = std::move(*current);
   Json& spec = lease["spec"];
   const std::string holder = spec.value("holderIdentity", "");
   const std::string renew = spec.value("renewTime", "");
-  if (holder != observed_holder_ || renew != observed_renew_time_) {
-    observed_holder_ = holder;
-    observed_renew_time_ = renew;
-    observed_at_ = clock.Now();
-  }
+  Observe(holder, renew);
   const bool ours = holder == config_.identity;
   const int held_for = spec.value("leaseDurationSeconds", duration);
   if (!ours && !holder.empty() && clock.Now() < observed_at_ + std::chrono::seconds(held_for)) {
@@ -70,10 +64,15 @@ bool LeaderElector::TryAcquireOrRenew() {
   // The resourceVersion in `lease` makes this fail with 409 if anyone wrote it since our read.
   auto updated = client_.Update(resources::kLeases, config_.lease_namespace, lease);
   if (!updated.ok()) return false;
-  observed_holder_ = config_.identity;
-  observed_renew_time_ = now;
-  observed_at_ = clock.Now();
+  Observe(config_.identity, now);
   return true;
+}
+
+void LeaderElector::Observe(const std::string& holder, const std::string& renew_time) {
+  if (holder == observed_holder_ && renew_time == observed_renew_time_) return;
+  observed_holder_ = holder;
+  observed_renew_time_ = renew_time;
+  observed_at_ = client_.clock().Now();
 }
 
 void LeaderElector::Release() {

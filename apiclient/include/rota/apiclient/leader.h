@@ -40,6 +40,8 @@ class LeaderElector {
   // One attempt to take or renew the lease; true when this process holds it afterwards.
   bool TryAcquireOrRenew();
   void Release();
+  // Notes the lease record seen; the time is taken only when it differs from the last one.
+  void Observe(const std::string& holder, const std::string& renew_time);
   void SleepUnlessStopped(std::chrono::milliseconds d, const std::atomic<bool>& stop);
 
   Client& client_;
