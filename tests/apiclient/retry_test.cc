@@ -112,8 +112,8 @@ class SleepDriver {
   void Run() {
     while (!stop_) {
       if (clock_.Waiters() > 0) {
+        slept_ms_ += 100;  // before the advance, which may end the client's sleep at once
         clock_.Advance(std::chrono::milliseconds(100));
-        slept_ms_ += 100;
       }
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }

@@ -175,9 +175,11 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
                                "{range .items[*]}{.reason}={.message};{end}", ns())
                 .find("QuotaReserved=Quota reserved in ClusterQueue " + cq),
             std::string::npos);
-  EXPECT_NE(kubectl().JsonPath({"events", "--field-selector", "involvedObject.name=w3"}, "{range .items[*]}{.type}/{.reason};{end}", ns())
-                .find("Warning/Pending"),
-            std::string::npos);
+  // Events of one pass are recorded concurrently: w3's may come after w1's.
+  EXPECT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"events", "--field-selector", "involvedObject.name=w3"}, "{range .items[*]}{.type}/{.reason};{end}", ns())
+               .find("Warning/Pending") != std::string::npos;
+  }, 30s));
 
   // Health, readiness and Kueue's metrics.
   EXPECT_EQ(Http(health_port_, "/healthz"), "ok\n\n200");  // body, then the status code
