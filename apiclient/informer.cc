@@ -23,12 +23,14 @@ void Reflector::Start() {
   thread_ = std::thread([this] { Run(); });
 }
 
-void Reflector::Stop() {
+void Reflector::RequestStop() {
   stop_ = true;
-  {
-    std::lock_guard<std::mutex> l(sleep_mu_);
-    sleep_cv_.notify_all();
-  }
+  std::lock_guard<std::mutex> l(sleep_mu_);
+  sleep_cv_.notify_all();
+}
+
+void Reflector::Stop() {
+  RequestStop();
   if (thread_.joinable()) thread_.join();
 }
 

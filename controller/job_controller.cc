@@ -158,6 +158,8 @@ void JobController::Run(const std::atomic<bool>& stop, int workers) {
     });
   }
   while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  jobs_->RequestStop();
+  if (pods_) pods_->RequestStop();
   queue_.ShutDownWithDrain();
   for (auto& t : pool) t.join();
   jobs_->Stop();

@@ -192,8 +192,12 @@ void QueueController::Run(const std::atomic<bool>& stop) {
   while (!stop) {
     {
       std::unique_lock<std::mutex> l(mu_);
-      // A pass at least every few seconds retries failed writes even without new events.
-      cv_.wait_for(l, std::chrono::seconds(5), [&] { return dirty_ || stop; });
+      // A pass at least every few seconds retries failed writes even without new events; `stop`
+      // (set from a signal handler, which cannot notify) is checked every 200 ms.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!dirty_ && !stop && std::chrono::steady_clock::now() < deadline) {
+        cv_.wait_for(l, std::chrono::milliseconds(200));
+      }
       if (stop) break;
       dirty_ = false;
     }
@@ -201,6 +205,7 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     std::this_thread::sleep_for(config_.batch_period);
     Pass();
   }
+  for (auto* r : Reflectors()) r->RequestStop();  // all at once, then wait for each
   for (auto* r : Reflectors()) r->Stop();
 }
 
