@@ -102,6 +102,8 @@ Result<RestConfig> LoadKubeconfig(const std::string& paths_arg, const std::strin
     const std::string where = c.file + ": clusters[" + cluster_name + "]";
     cfg.server = c.node["server"].as<std::string>("");
     if (cfg.server.empty()) return InvalidArgument(where + ".server: is required");
+    // client-go accepts "https://host:6443/" (envtest writes it so); request paths start with "/".
+    while (cfg.server.size() > 1 && cfg.server.back() == '/') cfg.server.pop_back();
     cfg.insecure = c.node["insecure-skip-tls-verify"].as<bool>(false);
     cfg.tls_server_name = c.node["tls-server-name"].as<std::string>("");
     cfg.ca_file = Resolve(c, c.node["certificate-authority"].as<std::string>(""));

@@ -14,13 +14,30 @@ namespace {
 using apiclient::Json;
 namespace wc = api::workload_condition;
 
-constexpr const char* kFieldManager = "rota";
+// Kueue's scheduler applies Workload admission status as "kueue-admission", and tools built on
+// Kueue's libraries (its scheduler benchmark runner, for one) apply their own admission changes
+// (clearing an evicted workload's reservation) under that name, relying on server-side apply to
+// remove what they omit. Owning the fields under the same name makes those tools work on rota.
+constexpr const char* kFieldManager = "kueue-admission";
 // Workload condition types rota owns (and so always applies in full).
 const std::vector<std::string> kOwnedConditions = {std::string(wc::kQuotaReserved), std::string(wc::kAdmitted),
                                                    std::string(wc::kEvicted), std::string(wc::kPreempted),
                                                    std::string(wc::kRequeued)};
 
 std::string NowRfc3339() { return api::FormatTime(std::time(nullptr)); }
+
+// Whether a cached object at resourceVersion `cached` includes our write that returned `written`.
+// Resource versions are etcd revisions in practice; when either is not a number only equality
+// tells.
+bool SeenVersion(const std::string& cached, const std::string& written) {
+  if (written.empty() || cached.empty()) return false;
+  if (cached == written) return true;
+  char* end_c = nullptr;
+  char* end_w = nullptr;
+  const unsigned long long c = std::strtoull(cached.c_str(), &end_c, 10);
+  const unsigned long long w = std::strtoull(written.c_str(), &end_w, 10);
+  return *end_c == 0 && *end_w == 0 && c >= w;
+}
 
 struct ConditionUpdate {
   std::string status;  // True / False
@@ -230,12 +247,14 @@ void QueueController::Pass() {
     auto it = assumed_.find(key);
     if (it == assumed_.end()) continue;
     const bool has = w.status && w.status->admission;
-    if (has == it->second.has_value()) {
+    // Confirmed, or the cache has caught up with our write (or gone past it: someone changed the
+    // workload after us, and the cache is the truth again).
+    if (has == it->second.admission.has_value() || SeenVersion(w.metadata.resource_version, it->second.written_version)) {
       assumed_.erase(it);
       continue;
     }
     if (!w.status) w.status = api::WorkloadStatus{};
-    w.status->admission = it->second;
+    w.status->admission = it->second.admission;
   }
   for (auto it = assumed_.begin(); it != assumed_.end();) it = present.count(it->first) ? std::next(it) : assumed_.erase(it);
 
@@ -275,11 +294,18 @@ void QueueController::Pass() {
   };
   for (const auto& a : d.admitted) {
     const api::Workload* w = by_key.at(a.workload);
-    Json status = {{"admission", AdmissionJson(a)},
-                   {"conditions", OwnedConditions(conditions_of(*w),
-                                                  {{std::string(wc::kQuotaReserved), {"True", "QuotaReserved", "Quota reserved in ClusterQueue " + a.cluster_queue}},
-                                                   {std::string(wc::kAdmitted), {"True", "Admitted", "The workload is admitted"}}},
-                                                  now)}};
+    std::map<std::string, ConditionUpdate> updates = {
+        {std::string(wc::kQuotaReserved), {"True", "QuotaReserved", "Quota reserved in ClusterQueue " + a.cluster_queue}},
+        {std::string(wc::kAdmitted), {"True", "Admitted", "The workload is admitted"}}};
+    // As Kueue does on a new reservation: an earlier eviction or preemption is no longer active
+    // (whoever acts on "Evicted" must not evict this admission again).
+    for (std::string_view type : {wc::kEvicted, wc::kPreempted}) {
+      const api::Condition* c = api::FindCondition(conditions_of(*w), type);
+      if (c && c->status == api::ConditionStatus::kTrue) {
+        updates[std::string(type)] = {"False", "QuotaReserved", "Previously: " + c->message};
+      }
+    }
+    Json status = {{"admission", AdmissionJson(a)}, {"conditions", OwnedConditions(conditions_of(*w), updates, now)}};
     Json admission_json = AdmissionJson(a);
     api::Admission assumed;
     (void)api::DecodeValue(admission_json, "admission", assumed);
@@ -323,7 +349,7 @@ void QueueController::Pass() {
                                                      {std::string(wc::kEvicted), {"True", reason, message}}},
                                                     now)}};
       writes.push_back({w.metadata.namespace_, w.metadata.name, workload_body(w, std::move(status)), std::optional<api::Admission>()});
-      assumed_[key] = std::nullopt;
+      assumed_[key] = Assumed{};
       drained.insert(key);
       if (metrics_) metrics_->Add("kueue_evicted_workloads_total", {{"cluster_queue", w.status->admission->cluster_queue}, {"reason", reason}});
     }
@@ -343,7 +369,7 @@ void QueueController::Pass() {
     pending_writes.push_back({w.metadata.namespace_, w.metadata.name, workload_body(w, std::move(status)), std::nullopt});
   }
   for (const auto& wr : writes)
-    if (wr.assume) assumed_[wr.ns + "/" + wr.name] = *wr.assume;
+    if (wr.assume) assumed_[wr.ns + "/" + wr.name] = Assumed{*wr.assume, ""};
 
   // Queue status from the state after these decisions.
   std::map<std::string, admission::WorkloadSpec*> spec_by_key;
@@ -461,12 +487,17 @@ void QueueController::Pass() {
   std::atomic<int64_t> ok{0}, failed{0};
   std::mutex failed_mu;
   std::vector<std::string> failed_keys;
+  std::vector<std::pair<std::string, std::string>> written_versions;
   auto write_workloads = [&](const std::vector<Write>& list) {
     ParallelFor(list.size(), 4, [&](size_t i) {
       const Write& wr = list[i];
       auto r = client_.Patch(apiclient::resources::kWorkloads, wr.ns, wr.name, apiclient::PatchType::kApply, wr.body, apply);
       if (r.ok()) {
         ++ok;
+        if (wr.assume) {
+          std::lock_guard<std::mutex> l(failed_mu);
+          written_versions.emplace_back(wr.ns + "/" + wr.name, (*r).value("metadata", Json::object()).value("resourceVersion", ""));
+        }
         return;
       }
       ++failed;
@@ -477,6 +508,10 @@ void QueueController::Pass() {
   };
   write_workloads(writes);
   for (const auto& k : failed_keys) assumed_.erase(k);  // not written: the cache stays the truth
+  for (const auto& [k, rv] : written_versions) {
+    auto it = assumed_.find(k);
+    if (it != assumed_.end()) it->second.written_version = rv;
+  }
   ParallelFor(queue_writes.size(), 4, [&](size_t i) {
     const QueueWrite& qw = queue_writes[i];
     auto r = client_.Patch(qw.resource, qw.ns, qw.name, apiclient::PatchType::kApply, qw.body, apply);

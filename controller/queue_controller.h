@@ -94,7 +94,13 @@ class QueueController {
 
   // Decisions written but not yet seen back through the Workload informer: the admission we
   // set (or nullopt when we cleared it), so that the next pass does not count them twice.
-  std::map<std::string, std::optional<api::Admission>> assumed_;
+  // `written_version` is the resourceVersion our write returned: once the cache is at or past
+  // it, the cache is the truth even if someone else has changed the admission since.
+  struct Assumed {
+    std::optional<api::Admission> admission;
+    std::string written_version;
+  };
+  std::map<std::string, Assumed> assumed_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

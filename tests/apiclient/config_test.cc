@@ -50,6 +50,25 @@ current-context: local
   EXPECT_FALSE(c->insecure);
 }
 
+TEST_F(KubeconfigTest, DropsTheTrailingSlashOfTheServerAsClientGoDoes) {
+  // envtest (and so Kueue's benchmark runner) writes "server: https://127.0.0.1:PORT/".
+  std::string f = Write("config", R"(
+clusters:
+- name: env
+  cluster: {server: "https://127.0.0.1:42151/", insecure-skip-tls-verify: true}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: env
+  context: {cluster: env, user: u}
+current-context: env
+)");
+  Result<RestConfig> c = LoadKubeconfig(f);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->server, "https://127.0.0.1:42151");
+}
+
 TEST_F(KubeconfigTest, MergesFilesFirstOneWinsAndDecodesData) {
   std::string a = Write("a", R"(
 clusters:

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Reads what Kueue's scheduler benchmark runner wrote for each controller (summary.yaml,
+<exe>.stats.yaml, wlStates.csv) and prints one table: wall time, average time to admission per
+workload class, queue usage, controller CPU seconds and max RSS, for rota, Kueue and their ratio.
+Writes the same figures to OUT/kueue-<scenario>.json. With --check, fails unless every workload was
+admitted and finished under every controller."""
+import argparse, csv, glob, json, os, sys
+import yaml
+
+
+def packing_floor_seconds(config):
+    """The least wall time any scheduler could need: per cohort, the work (request x run time) over
+    the cohort's nominal quota; the slowest cohort bounds the run."""
+    gen = yaml.safe_load(open(config))
+    floor = 0.0
+    for cohort in gen["cohorts"]:
+        work = quota = 0
+        for qs in cohort["queuesSets"]:
+            quota += qs["count"] * qs["nominalQuota"]
+            per_queue = sum(ws["count"] * w["request"] * w["runtimeMs"]
+                            for ws in qs["workloadsSets"] for w in ws["workloads"])
+            work += qs["count"] * per_queue
+        floor = max(floor, work / quota / 1000.0)
+    return floor
+
+
+def load(out, scenario, controller):
+    d = os.path.join(out, "kueue", scenario, controller)
+    summary = yaml.safe_load(open(os.path.join(d, "summary.yaml")))
+    stats = yaml.safe_load(open(glob.glob(os.path.join(d, "*.stats.yaml"))[0]))
+    rows = list(csv.DictReader(open(os.path.join(d, "wlStates.csv"))))
+    unfinished = sum(1 for r in rows if int(r["ms to finish"]) == 0)
+    cq = summary["clusterQueueClasses"]["cq"]
+    classes = summary["workloadClasses"]
+    return {
+        "wallSeconds": stats["wallMs"] / 1000.0,
+        "avgTimeToAdmissionSeconds": {c: classes[c]["averageTimeToAdmissionMs"] / 1000.0 for c in ("small", "medium", "large") if c in classes},
+        "evictions": sum(v["totalEvictions"] for v in classes.values()),
+        "queueUsagePercent": 100.0 * cq["cpuAverageUsage"] / cq["nominalQuota"] if cq["nominalQuota"] else 0.0,
+        "cpuSeconds": (stats["userMs"] + stats["sysMs"]) / 1000.0,
+        "maxRssMiB": stats["maxrss"] / 1024.0,
+        "workloads": len(rows),
+        "unfinished": unfinished,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scenario", required=True)
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("controllers", nargs="+")
+    a = ap.parse_args()
+    res = {c: load(a.out, a.scenario, c) for c in a.controllers}
+    floor = packing_floor_seconds(a.config)
+    report = {"scenario": a.scenario, "packingFloorSeconds": floor, "results": res}
+
+    metrics = [("wall time (s)", lambda r: r["wallSeconds"])]
+    for c in ("small", "medium", "large"):
+        metrics.append((f"avg time to admission, {c} (s)", lambda r, c=c: r["avgTimeToAdmissionSeconds"].get(c, 0.0)))
+    metrics += [("queue usage (%)", lambda r: r["queueUsagePercent"]),
+                ("controller CPU, user+sys (s)", lambda r: r["cpuSeconds"]),
+                ("controller max RSS (MiB)", lambda r: r["maxRssMiB"]),
+                ("evictions", lambda r: r["evictions"]),
+                ("workloads not finished", lambda r: r["unfinished"])]
+    cols = list(a.controllers)
+    ratio = "rota" in res and "kueue" in res
+    header = f"| {a.scenario} ({res[cols[0]]['workloads']} workloads; packing floor {floor:.0f} s) | " + " | ".join(cols) + (" | rota/kueue |" if ratio else " |")
+    print(header)
+    print("|" + "---|" * (len(cols) + 1 + (1 if ratio else 0)))
+    table = {}
+    for name, f in metrics:
+        vals = [f(res[c]) for c in cols]
+        line = f"| {name} | " + " | ".join(f"{v:.1f}" if isinstance(v, float) else str(v) for v in vals)
+        if ratio:
+            k = f(res["kueue"])
+            q = f(res["rota"]) / k if k else float("nan")
+            line += f" | {q:.2f}"
+            table[name] = q
+        print(line + " |")
+    if ratio:
+        report["ratios"] = table
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, f"kueue-{a.scenario}.json"), "w") as fh:
+        json.dump(report, fh, indent=2)
+    if a.check:
+        bad = [c for c in cols if res[c]["unfinished"] or not res[c]["workloads"]]
+        if bad:
+            print(f"check failed: workloads left unfinished under {', '.join(bad)}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
