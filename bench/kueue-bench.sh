@@ -47,13 +47,39 @@ for scenario in "${scenarios[@]}"; do
     log "$scenario: running $controller (runner output in $dir/runner.log)"
     start=$(date +%s)
     # PROJECT_DIR: Kueue's test utilities look for the project's Makefile without it.
-    if ! PROJECT_DIR=$KUEUE/Makefile KUBEBUILDER_ASSETS=$K8S_BIN ROTA_BIN=$REPO/build/bin/rota \
-        "$KUEUE/bin/runner" --minimalKueue "$exe" --crds "$crds" --generatorConfig "$config" \
-        --timeout "$timeout" --o "$dir" >"$dir/runner.log" 2>&1; then
+    # The runner in a session of its own (envtest gives etcd and the apiserver process groups of
+    # their own, but they stay in the session), so that if it dies (or this script is stopped) its
+    # etcd, kube-apiserver and controller go with it instead of lingering and skewing later runs.
+    PROJECT_DIR=$KUEUE/Makefile KUBEBUILDER_ASSETS=$K8S_BIN ROTA_BIN=$REPO/build/bin/rota \
+      setsid "$KUEUE/bin/runner" --minimalKueue "$exe" --crds "$crds" --generatorConfig "$config" \
+      --timeout "$timeout" --o "$dir" >"$dir/runner.log" 2>&1 &
+    runner=$!
+    trap 'pkill -s $runner 2>/dev/null || true' EXIT INT TERM
+    # Where the time goes: the runner's kube-apiserver and etcd CPU time, and the apiserver's
+    # request counters, sampled until the runner stops them.
+    (
+      while kill -0 $runner 2>/dev/null; do
+        for c in kube-apiserver etcd; do
+          for p in $(pgrep -s $runner -x "$c"); do
+            awk -v c="$c" '{print c, ($14 + $15) / 100}' "/proc/$p/stat" 2>/dev/null >"$dir/$c.cpu.tmp" &&
+              mv "$dir/$c.cpu.tmp" "$dir/$c.cpu"
+          done
+        done
+        if [[ -f $dir/kubeconfig ]] && "$K8S_BIN/kubectl" --kubeconfig "$dir/kubeconfig" get --raw /metrics \
+            2>/dev/null | grep '^apiserver_request_total' >"$dir/apiserver.requests.tmp"; then
+          mv "$dir/apiserver.requests.tmp" "$dir/apiserver.requests"
+        fi
+        sleep 10
+      done
+    ) &
+    if ! wait $runner; then
+      pkill -s $runner 2>/dev/null || true
       log "$scenario/$controller: the runner failed; last lines of $dir/runner.log:"
       tail -n 20 "$dir/runner.log" >&2
       exit 1
     fi
+    pkill -s $runner 2>/dev/null || true  # anything the runner left behind
+    trap - EXIT INT TERM
     log "$scenario: $controller done in $(( $(date +%s) - start )) s"
   done
   python3 "$REPO/bench/kueue/report.py" --scenario "$scenario" --config "$config" --out "$OUT" \

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "http_server.h"
+#include "https_server.h"
 #include "job_controller.h"
 #include "metrics.h"
 #include "queue_controller.h"
@@ -24,6 +25,9 @@
 #include "rota/apiclient/leader.h"
 #include "run_config.h"
 #include "simulate.h"
+#include "webhook/admission_review.h"
+#include "webhook/cluster_view.h"
+#include "webhook/webhooks.h"
 
 #ifndef ROTA_VERSION
 #define ROTA_VERSION "0.0.0-dev"
@@ -33,6 +37,33 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop = true; }
+
+// One admission request: parse the review, run the path's rule, answer with a review. A request
+// rota cannot read is a 400 with the reason (and a log line); an unknown path a 404.
+rota::controller::HttpReply ServeWebhook(const std::string& path, std::string_view body, const rota::webhook::ClusterView& view,
+                                         rota::controller::Metrics& metrics,
+                                         const rota::controller::QueueController::Logger& log) {
+  using rota::controller::HttpReply;
+  const auto start = std::chrono::steady_clock::now();
+  HttpReply reply;
+  const rota::webhook::Route* route = nullptr;
+  for (const auto& r : rota::webhook::Routes())
+    if (r.path == path) route = &r;
+  if (!route) {
+    reply = {404, "text/plain; charset=utf-8", "no webhook at " + path + "\n"};
+  } else if (auto req = rota::webhook::ParseAdmissionReview(body); !req.ok()) {
+    log("warn", "webhook " + path + ": bad AdmissionReview (" + std::to_string(body.size()) + " bytes): " + req.status().message());
+    reply = {400, "text/plain; charset=utf-8", "bad AdmissionReview: " + req.status().message() + "\n"};
+  } else {
+    const rota::webhook::AdmissionResponse res = route->handle(*req, view);
+    if (!res.allowed) log("info", "webhook " + path + " denied " + req->operation + ": " + res.message);
+    reply = {200, "application/json", rota::webhook::EncodeAdmissionReview(req->uid, res)};
+  }
+  metrics.Add("controller_runtime_webhook_requests_total", {{"webhook", path}, {"code", std::to_string(reply.status)}});
+  metrics.Observe("controller_runtime_webhook_latency_seconds", {{"webhook", path}},
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return reply;
+}
 
 // Logs to stderr through spdlog: text for people, JSON lines for machines.
 rota::controller::QueueController::Logger MakeLogger(const rota::controller::RunConfig& c) {
@@ -116,6 +147,25 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
     }
     health_server = std::move(*s);
     log("info", "serving /healthz and /readyz on port " + std::to_string(health_server->port()));
+  }
+  // Admission webhooks: served by every replica (the apiserver may call any), leader or not.
+  rota::webhook::InformerView view(**client, controller);
+  std::unique_ptr<rota::controller::HttpsServer> webhook_server;
+  if (config.webhook_address != "0") {
+    controller.Start();  // the caches the webhooks read
+    rota::controller::HttpsOptions opts;
+    opts.address = config.webhook_address;
+    opts.cert_file = config.webhook_cert_file;
+    opts.key_file = config.webhook_key_file;
+    auto s = rota::controller::HttpsServer::Start(
+        opts, {{"/healthz", [] { return HttpReply{200, "text/plain; charset=utf-8", "ok\n"}; }}},
+        [&](const std::string& path, std::string_view body) { return ServeWebhook(path, body, view, metrics, log); }, log);
+    if (!s.ok()) {
+      std::cerr << "webhook: " << s.status().message() << "\n";
+      return 2;
+    }
+    webhook_server = std::move(*s);
+    log("info", "serving admission webhooks over HTTPS on port " + std::to_string(webhook_server->port()));
   }
   rota::controller::JobController jobs(**client, controller, log, config, &events, &metrics);
   // Both loops until `stop`: the queue controller on this thread, the Job integration beside it.

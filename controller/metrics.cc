@@ -56,6 +56,10 @@ Metrics::Metrics() {
   Define("kueue_cluster_queue_status", Type::kGauge, "Reports the 'cluster_queue' with its 'status' (pending, active or terminated)");
   Define("kueue_reserving_active_workloads", Type::kGauge, "The number of workloads reserving quota, per 'cluster_queue'");
   Define("kueue_admitted_active_workloads", Type::kGauge, "The number of admitted workloads that are active, per 'cluster_queue'");
+  // The webhook server's, with controller-runtime's names (which Kueue exposes).
+  Define("controller_runtime_webhook_requests_total", Type::kCounter, "Total number of admission requests by HTTP status code, per 'webhook' path and 'code'");
+  Define("controller_runtime_webhook_latency_seconds", Type::kHistogram, "Time rota took to answer an admission request, per 'webhook' path",
+         {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10});
   Define("kueue_build_info", Type::kGauge, "Kueue-compatible build information (rota)");
 }
 

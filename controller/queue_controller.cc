@@ -19,6 +19,8 @@ namespace wc = api::workload_condition;
 // (clearing an evicted workload's reservation) under that name, relying on server-side apply to
 // remove what they omit. Owning the fields under the same name makes those tools work on rota.
 constexpr const char* kFieldManager = "kueue-admission";
+// Concurrent status writes (requests share HTTP/2 connections; the client's QPS limit still holds).
+constexpr int kWriters = 8;
 // Workload condition types rota owns (and so always applies in full).
 const std::vector<std::string> kOwnedConditions = {std::string(wc::kQuotaReserved), std::string(wc::kAdmitted),
                                                    std::string(wc::kEvicted), std::string(wc::kPreempted),
@@ -112,6 +114,52 @@ void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& work)
   for (auto& th : pool) th.join();
 }
 
+// A Workload as the cache keeps it: what scheduling, status and the Job integration read, and
+// nothing else. Pod templates keep only their scheduling fields (containers' resources, overhead,
+// nodeSelector, tolerations, affinity); managedFields and unknown fields are dropped. A cached
+// Workload is never written back whole, so nothing is lost.
+Result<api::Workload> DecodeCompactWorkload(const Json& object) {
+  Json compact = object;
+  if (auto m = compact.find("metadata"); m != compact.end() && m->is_object()) m->erase("managedFields");
+  if (auto spec = compact.find("spec"); spec != compact.end() && spec->is_object()) {
+    if (auto sets = spec->find("podSets"); sets != spec->end() && sets->is_array()) {
+      for (Json& ps : *sets) {
+        if (!ps.is_object() || !ps.contains("template") || !ps["template"].is_object()) continue;
+        const Json& tpl = ps["template"];
+        Json pod = Json::object();
+        if (auto ts = tpl.find("spec"); ts != tpl.end() && ts->is_object()) {
+          for (const char* k : {"overhead", "nodeSelector", "tolerations", "affinity"}) {
+            if (auto f = ts->find(k); f != ts->end()) pod[k] = *f;
+          }
+          for (const char* list : {"initContainers", "containers"}) {
+            auto cs = ts->find(list);
+            if (cs == ts->end() || !cs->is_array()) continue;
+            Json out = Json::array();
+            for (const Json& c : *cs) {
+              Json kept = Json::object();
+              if (!c.is_object()) continue;
+              for (const char* k : {"name", "resources", "restartPolicy"}) {
+                if (auto f = c.find(k); f != c.end()) kept[k] = *f;
+              }
+              out.push_back(std::move(kept));
+            }
+            pod[list] = std::move(out);
+          }
+        }
+        ps["template"] = Json{{"spec", std::move(pod)}};
+      }
+    }
+  }
+  auto w = api::DecodeObject<api::Workload>(compact);
+  if (w.ok()) w->extra = Json::object();
+  return w;
+}
+
+bool IsFinished(const api::Workload& w) {
+  const api::Condition* c = w.status ? api::FindCondition(w.status->conditions, wc::kFinished) : nullptr;
+  return c && c->status == api::ConditionStatus::kTrue;
+}
+
 template <typename T>
 std::vector<T> Copy(const apiclient::Informer<T>& informer) {
   std::vector<T> out;
@@ -160,8 +208,8 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
   workload_handlers.on_add = tell;
   workload_handlers.on_update = [tell](const api::Workload&, const api::Workload& w) { tell(w); };
   workload_handlers.on_delete = tell;
-  workloads_ = std::make_unique<apiclient::Informer<api::Workload>>(
-      client_, r::kWorkloads, "", api::DecodeObject<api::Workload>, workload_handlers, options);
+  workloads_ = std::make_unique<apiclient::Informer<api::Workload>>(client_, r::kWorkloads, "", DecodeCompactWorkload,
+                                                                    workload_handlers, options);
   namespaces_ = std::make_unique<apiclient::Informer<NamespaceInfo>>(
       client_, r::kNamespaces, "",
       [](const Json& j) -> Result<NamespaceInfo> {
@@ -178,6 +226,22 @@ QueueController::~QueueController() = default;
 QueueController::Stats QueueController::stats() const {
   std::lock_guard<std::mutex> l(mu_);
   return stats_;
+}
+
+bool QueueController::QueueStatusDeferred(const std::string& key, std::chrono::steady_clock::time_point now) {
+  // Queue status is a summary for people and dashboards: while workloads churn it is written at
+  // most once per kQueueStatusInterval per queue (the last state is always written: the loop
+  // wakes up for it), so that admissions get the client's request budget.
+  constexpr auto kQueueStatusInterval = std::chrono::milliseconds(1000);
+  auto it = queue_written_.find(key);
+  if (it != queue_written_.end() && now - it->second < kQueueStatusInterval) {
+    const auto due = it->second + kQueueStatusInterval;
+    std::lock_guard<std::mutex> l(mu_);
+    if (!wake_at_ || due < *wake_at_) wake_at_ = due;
+    return true;
+  }
+  queue_written_[key] = now;
+  return false;
 }
 
 void QueueController::MarkDirty() {
@@ -211,12 +275,14 @@ void QueueController::Run(const std::atomic<bool>& stop) {
       std::unique_lock<std::mutex> l(mu_);
       // A pass at least every few seconds retries failed writes even without new events; `stop`
       // (set from a signal handler, which cannot notify) is checked every 200 ms.
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      if (wake_at_ && *wake_at_ < deadline) deadline = *wake_at_;  // deferred queue status is due
       while (!dirty_ && !stop && std::chrono::steady_clock::now() < deadline) {
         cv_.wait_for(l, std::chrono::milliseconds(200));
       }
       if (stop) break;
       dirty_ = false;
+      wake_at_.reset();
     }
     // Let a burst of events settle into one pass.
     std::this_thread::sleep_for(config_.batch_period);
@@ -237,7 +303,10 @@ void QueueController::Pass() {
   state.local_queues = Copy(*local_queues_);
   state.priority_classes = Copy(*priority_classes_);
   for (const auto& ns : namespaces_->List()) state.namespace_labels[ns->name] = ns->labels;
-  state.workloads = Copy(*workloads_);
+  // Finished workloads hold no quota and need no status: they are not copied into the pass.
+  for (const auto& w : workloads_->List()) {
+    if (!IsFinished(*w)) state.workloads.push_back(*w);
+  }
 
   // Overlay what we wrote but have not seen back yet; forget assumptions the cache confirms.
   std::set<std::string> present;
@@ -280,6 +349,12 @@ void QueueController::Pass() {
   // the queues' status, at most kPendingWritesPerPass per pass so that a deep queue of new
   // workloads never delays the next admission.
   constexpr size_t kPendingWritesPerPass = 200;
+  constexpr std::chrono::seconds kFirstPendingDelay(2);
+  constexpr std::chrono::seconds kPendingMessageInterval(30);
+  auto defer_until = [this](std::chrono::steady_clock::time_point due) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!wake_at_ || due < *wake_at_) wake_at_ = due;
+  };
   std::vector<Write> writes, pending_writes;
   bool more_pending = false;
   auto workload_body = [](const api::Workload& w, Json status) {
@@ -361,12 +436,33 @@ void QueueController::Pass() {
     if (w.status && w.status->admission) continue;  // evicted this pass; its write is above
     const api::Condition* qr = api::FindCondition(conditions_of(w), wc::kQuotaReserved);
     if (qr && qr->status == api::ConditionStatus::kFalse && qr->reason == p.reason && qr->message == p.message) continue;
+    // Pending reasons are for people; they must not crowd out admissions at the apiserver. A new
+    // workload gets its first one once it has waited kFirstPendingDelay (most are admitted
+    // sooner); a reason that stays the same with a new message ("3 more needed" -> "2 more") is
+    // rewritten at most every kPendingMessageInterval. A change of reason is written at once.
+    const std::string key = w.metadata.namespace_ + "/" + w.metadata.name;
+    const bool same_reason = qr && qr->status == api::ConditionStatus::kFalse && qr->reason == p.reason;
+    auto last = pending_written_.find(key);
+    if (!qr) {
+      auto created = api::ParseTime(w.metadata.creation_timestamp);
+      if (created.ok() && state.now - *created < kFirstPendingDelay.count()) {
+        defer_until(pass_start + kFirstPendingDelay);
+        continue;
+      }
+    } else if (same_reason && last != pending_written_.end() && pass_start - last->second < kPendingMessageInterval) {
+      defer_until(last->second + kPendingMessageInterval);
+      continue;
+    }
     if (pending_writes.size() >= kPendingWritesPerPass) {
       more_pending = true;
       continue;
     }
     Json status = {{"conditions", OwnedConditions(conditions_of(w), {{std::string(wc::kQuotaReserved), {"False", p.reason, p.message}}}, now)}};
     pending_writes.push_back({w.metadata.namespace_, w.metadata.name, workload_body(w, std::move(status)), std::nullopt});
+    pending_written_[key] = pass_start;
+  }
+  for (auto it = pending_written_.begin(); it != pending_written_.end();) {
+    it = by_key.count(it->first) ? std::next(it) : pending_written_.erase(it);
   }
   for (const auto& wr : writes)
     if (wr.assume) assumed_[wr.ns + "/" + wr.name] = Assumed{*wr.assume, ""};
@@ -447,6 +543,7 @@ void QueueController::Pass() {
       same = same && current_json.contains(k) && current_json[k] == status[k];
     }
     if (same) continue;
+    if (QueueStatusDeferred("clusterqueues/" + cq.metadata.name, pass_start)) continue;
     const std::string ltt = cur_active && std::string(api::EnumName(cur_active->status)) == active.status ? cur_active->last_transition_time : now;
     status["conditions"] = Json::array({{{"type", "Active"}, {"status", active.status}, {"reason", active.reason},
                                          {"message", active.message}, {"lastTransitionTime", ltt}}});
@@ -472,6 +569,7 @@ void QueueController::Pass() {
       same = same && current_json.contains(k) && current_json[k] == status[k];
     }
     if (same) continue;
+    if (QueueStatusDeferred("localqueues/" + key, pass_start)) continue;
     queue_writes.push_back({apiclient::resources::kLocalQueues, lq.metadata.namespace_, lq.metadata.name,
                             {{"apiVersion", api::kApiVersion}, {"kind", "LocalQueue"},
                              {"metadata", {{"name", lq.metadata.name}, {"namespace", lq.metadata.namespace_}}},
@@ -489,7 +587,7 @@ void QueueController::Pass() {
   std::vector<std::string> failed_keys;
   std::vector<std::pair<std::string, std::string>> written_versions;
   auto write_workloads = [&](const std::vector<Write>& list) {
-    ParallelFor(list.size(), 4, [&](size_t i) {
+    ParallelFor(list.size(), kWriters, [&](size_t i) {
       const Write& wr = list[i];
       auto r = client_.Patch(apiclient::resources::kWorkloads, wr.ns, wr.name, apiclient::PatchType::kApply, wr.body, apply);
       if (r.ok()) {
@@ -512,7 +610,7 @@ void QueueController::Pass() {
     auto it = assumed_.find(k);
     if (it != assumed_.end()) it->second.written_version = rv;
   }
-  ParallelFor(queue_writes.size(), 4, [&](size_t i) {
+  ParallelFor(queue_writes.size(), kWriters, [&](size_t i) {
     const QueueWrite& qw = queue_writes[i];
     auto r = client_.Patch(qw.resource, qw.ns, qw.name, apiclient::PatchType::kApply, qw.body, apply);
     if (r.ok()) {

@@ -11,6 +11,8 @@
 // Threads: Run() owns the scheduling loop; informer threads only mark it dirty.
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -59,6 +61,7 @@ class QueueController {
   const apiclient::Informer<api::LocalQueue>& local_queues() const { return *local_queues_; }
   const apiclient::Informer<api::WorkloadPriorityClass>& priority_classes() const { return *priority_classes_; }
   const apiclient::Informer<api::ResourceFlavor>& flavors() const { return *flavors_; }
+  const apiclient::Informer<api::Cohort>& cohorts() const { return *cohorts_; }
 
   struct Stats {
     int64_t passes = 0;
@@ -102,7 +105,14 @@ class QueueController {
   };
   std::map<std::string, Assumed> assumed_;
 
+  // Queue status writes, per "clusterqueues/NAME" or "localqueues/NS/NAME": when last written.
+  bool QueueStatusDeferred(const std::string& key, std::chrono::steady_clock::time_point now);
+  std::map<std::string, std::chrono::steady_clock::time_point> queue_written_;
+  // Pending workloads: when their pending condition was last written (by "ns/name").
+  std::map<std::string, std::chrono::steady_clock::time_point> pending_written_;
+
   mutable std::mutex mu_;
+  std::optional<std::chrono::steady_clock::time_point> wake_at_;  // guarded by mu_
   std::condition_variable cv_;
   bool dirty_ = false;
   Stats stats_;

@@ -40,6 +40,7 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
       {"logging", {"level", "format"}},
       {"metrics", {"bindAddress"}},
       {"health", {"bindAddress"}},
+      {"webhook", {"bindAddress", "certFile", "keyFile"}},
       {"waitForPodsReady", {"enable", "timeout", "backoffBaseSeconds", "backoffMaxSeconds", "backoffLimitCount"}},
   };
   try {
@@ -48,7 +49,7 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
       auto allowed = kKeys.find(name);
       if (allowed == kKeys.end()) {
         return InvalidArgument(source + ": " + name + ": unknown setting (known: clientConnection, "
-                               "leaderElection, fairSharing, scheduling, logging, metrics, health, waitForPodsReady)");
+                               "leaderElection, fairSharing, scheduling, logging, metrics, health, webhook, waitForPodsReady)");
       }
       if (!section.second.IsMap()) return InvalidArgument(source + ": " + name + ": must be a map");
       for (const auto& kv : section.second) {
@@ -101,8 +102,12 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
             else if (key == "backoffMaxSeconds") c.backoff_max_seconds = n;
             else c.backoff_limit = n;
           }
-        } else if (name == "metrics" || name == "health") {
-          std::string& out = name == "metrics" ? c.metrics_address : c.health_address;
+        } else if (name == "webhook" && key != "bindAddress") {
+          std::string& out = key == "certFile" ? c.webhook_cert_file : c.webhook_key_file;
+          out = v.as<std::string>();
+          if (out.empty()) s = InvalidArgument(path + ": must name a PEM file");
+        } else if (name == "metrics" || name == "health" || name == "webhook") {
+          std::string& out = name == "metrics" ? c.metrics_address : name == "health" ? c.health_address : c.webhook_address;
           out = v.as<std::string>();
           static const std::regex kAddress(R"(0|[0-9a-fA-F.:]*:[0-9]{1,5})");
           if (!std::regex_match(out, kAddress)) s = InvalidArgument(path + ": \"" + out + "\" is not host:port, :port or 0");

@@ -3,13 +3,16 @@
 // `rota run --config rota.yaml`: the controller's settings. Every key is optional; unknown keys and
 // bad values are rejected at start with the key named.
 //
-//   clientConnection: {qps: 50, burst: 100}
+//   clientConnection: {qps: 500, burst: 1000}   # every admission is one status write
 //   leaderElection: {enabled: false, leaseName: rota-controller, leaseNamespace: rota-system}
 //   fairSharing: {enabled: false}
 //   scheduling: {batchPeriod: 100ms}
 //   logging: {level: info, format: text}   # format: text or json
 //   metrics: {bindAddress: ":8080"}          # Prometheus /metrics; "0" turns it off
 //   health: {bindAddress: ":8081"}           # /healthz and /readyz; "0" turns it off
+//   webhook: {bindAddress: "0", certFile: /tmp/k8s-webhook-server/serving-certs/tls.crt,
+//             keyFile: /tmp/k8s-webhook-server/serving-certs/tls.key}   # HTTPS admission webhooks;
+//                                            # off ("0") unless given an address such as ":9443"
 //   waitForPodsReady: {enable: false, timeout: 5m, backoffBaseSeconds: 60, backoffMaxSeconds: 3600,
 //                      backoffLimitCount: 5}   # a gang must be Ready within timeout, or is requeued
 
@@ -22,8 +25,10 @@
 namespace rota::controller {
 
 struct RunConfig {
-  double qps = 50;
-  int burst = 100;
+  // Every admission, eviction and first pending reason is one status write; rota leaves overload
+  // protection to the apiserver's API Priority and Fairness rather than a low client-side cap.
+  double qps = 500;
+  int burst = 1000;
   bool leader_election = false;
   std::string lease_name = "rota-controller";
   std::string lease_namespace = "rota-system";
@@ -34,6 +39,10 @@ struct RunConfig {
   std::string log_format = "text";  // text or json
   std::string metrics_address = ":8080";  // host:port, ":port" for every interface, "0" for none
   std::string health_address = ":8081";
+  // Admission webhooks over HTTPS; the certificate files are re-read when they change.
+  std::string webhook_address = "0";
+  std::string webhook_cert_file = "/tmp/k8s-webhook-server/serving-certs/tls.crt";
+  std::string webhook_key_file = "/tmp/k8s-webhook-server/serving-certs/tls.key";
   // Gang readiness: an admitted Job whose pods are not all Ready (or Succeeded) within `timeout`
   // is evicted (PodsReadyTimeout) and requeued after base * 2^(n-1) seconds, capped; after
   // `backoff_limit` evictions (if set) it is deactivated.

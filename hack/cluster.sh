@@ -99,6 +99,15 @@ make_pki() {
   printf 'extendedKeyUsage=clientAuth\n' >"$PKI/admin.ext"
   openssl x509 -req -in "$PKI/admin.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
     -days $days -extfile "$PKI/admin.ext" -out "$PKI/admin.crt" 2>/dev/null
+  # Serving certificate for rota's admission webhooks on 127.0.0.1 (the apiserver calls rota
+  # there; hack/webhooks.sh registers the webhooks with this CA), in cert-manager's file names.
+  mkdir -p "$PKI/webhook"
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=rota-webhook" \
+    -keyout "$PKI/webhook/tls.key" -out "$PKI/webhook.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:rota-webhook-service.rota-system.svc\nextendedKeyUsage=serverAuth\n' \
+    >"$PKI/webhook.ext"
+  openssl x509 -req -in "$PKI/webhook.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
+    -days $days -extfile "$PKI/webhook.ext" -out "$PKI/webhook/tls.crt" 2>/dev/null
   # Service account token signing keys.
   openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
   openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
@@ -107,7 +116,7 @@ make_pki() {
   token=$(openssl rand -hex 24)
   echo "$token" >"$PKI/admin.token"
   echo "$token,rota-admin,rota-admin,\"system:masters\"" >"$PKI/tokens.csv"
-  chmod 600 "$PKI"/*.key "$PKI/admin.token" "$PKI/tokens.csv"
+  chmod 600 "$PKI"/*.key "$PKI/webhook/tls.key" "$PKI/admin.token" "$PKI/tokens.csv"
 }
 
 write_kubeconfig() {

@@ -32,7 +32,27 @@ def load(out, scenario, controller):
     unfinished = sum(1 for r in rows if int(r["ms to finish"]) == 0)
     cq = summary["clusterQueueClasses"]["cq"]
     classes = summary["workloadClasses"]
+    apiserver_cpu = etcd_cpu = 0.0
+    for name in ("kube-apiserver", "etcd"):
+        f = os.path.join(d, name + ".cpu")
+        if os.path.exists(f):
+            v = float(open(f).read().split()[1])
+            if name == "etcd":
+                etcd_cpu = v
+            else:
+                apiserver_cpu = v
+    writes = {}
+    f = os.path.join(d, "apiserver.requests")
+    if os.path.exists(f):
+        for line in open(f):
+            labels = dict(kv.split("=", 1) for kv in line[line.index("{") + 1:line.index("}")].replace('"', "").split(","))
+            if labels.get("verb") in ("CREATE", "APPLY", "PATCH", "UPDATE", "DELETE") and labels.get("group") == "kueue.x-k8s.io":
+                key = labels.get("resource", "") + ("/" + labels["subresource"] if labels.get("subresource") else "") + " " + labels["verb"]
+                writes[key] = writes.get(key, 0) + int(float(line.split()[-1]))
     return {
+        "apiserverCpuSeconds": apiserver_cpu,
+        "etcdCpuSeconds": etcd_cpu,
+        "kueueApiWrites": writes,
         "wallSeconds": stats["wallMs"] / 1000.0,
         "avgTimeToAdmissionSeconds": {c: classes[c]["averageTimeToAdmissionMs"] / 1000.0 for c in ("small", "medium", "large") if c in classes},
         "evictions": sum(v["totalEvictions"] for v in classes.values()),
@@ -63,6 +83,9 @@ def main():
                 ("controller CPU, user+sys (s)", lambda r: r["cpuSeconds"]),
                 ("controller max RSS (MiB)", lambda r: r["maxRssMiB"]),
                 ("evictions", lambda r: r["evictions"]),
+                ("kube-apiserver CPU (s)", lambda r: r["apiserverCpuSeconds"]),
+                ("etcd CPU (s)", lambda r: r["etcdCpuSeconds"]),
+                ("writes to kueue.x-k8s.io objects", lambda r: sum(r["kueueApiWrites"].values())),
                 ("workloads not finished", lambda r: r["unfinished"])]
     cols = list(a.controllers)
     ratio = "rota" in res and "kueue" in res

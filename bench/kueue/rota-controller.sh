@@ -2,7 +2,7 @@
 # The "controller under test" for Kueue's scheduler benchmark runner: the runner starts
 # `PATH --kubeconfig FILE [--metricsPort N] [--zap-log-level=N] ...` as if it were minimalkueue.
 # This runs `rota run` against that kubeconfig instead, serving /metrics on the port the runner
-# scrapes (if any) and no health port. Flags rota has no use for (profiles, log levels, TAS) are
+# scrapes (if any) and no health port; everything else is rota's default configuration. Flags rota has no use for (profiles, log levels, TAS) are
 # accepted and ignored. `exec` keeps the process the runner measures (wall, CPU, max RSS) rota's.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,7 +22,6 @@ done
 config=$(mktemp "${TMPDIR:-/tmp}/rota-bench-XXXXXX.yaml")
 metrics='"0"'; ((metrics_port)) && metrics="\"127.0.0.1:$metrics_port\""
 cat > "$config" <<YAML
-clientConnection: {qps: ${ROTA_QPS:-500}, burst: ${ROTA_BURST:-1000}}
 metrics: {bindAddress: $metrics}
 health: {bindAddress: "0"}
 logging: {level: ${ROTA_LOG_LEVEL:-warn}}

@@ -14,6 +14,7 @@ scheduling: {batchPeriod: 250ms}
 logging: {level: debug, format: json}
 metrics: {bindAddress: "127.0.0.1:9090"}
 health: {bindAddress: "0"}
+webhook: {bindAddress: ":9443", certFile: /certs/tls.crt, keyFile: /certs/tls.key}
 )", "rota.yaml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->qps, 200);
@@ -25,7 +26,12 @@ health: {bindAddress: "0"}
   EXPECT_EQ(c->log_format, "json");
   EXPECT_EQ(c->metrics_address, "127.0.0.1:9090");
   EXPECT_EQ(c->health_address, "0");
-  EXPECT_TRUE(ParseRunConfig("", "empty.yaml").ok());
+  EXPECT_EQ(c->webhook_address, ":9443");
+  EXPECT_EQ(c->webhook_cert_file, "/certs/tls.crt");
+  EXPECT_EQ(c->webhook_key_file, "/certs/tls.key");
+  Result<RunConfig> defaults = ParseRunConfig("", "empty.yaml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->webhook_address, "0") << "webhooks need a certificate, so they are off unless configured";
 }
 
 TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
@@ -34,8 +40,10 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
     const char* message;
   };
   for (const Case& c : {
-           Case{"tracing: {port: 8080}", "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, logging, metrics, health, waitForPodsReady)"},
+           Case{"tracing: {port: 8080}", "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, logging, metrics, health, webhook, waitForPodsReady)"},
            Case{"metrics: {bindAddress: here}", "rota.yaml: metrics.bindAddress: \"here\" is not host:port, :port or 0"},
+           Case{"webhook: {bindAddress: \"9443\"}", "rota.yaml: webhook.bindAddress: \"9443\" is not host:port, :port or 0"},
+           Case{"webhook: {certFile: \"\"}", "rota.yaml: webhook.certFile: must name a PEM file"},
            Case{"clientConnection: {qps: 10, qsp: 5}", "rota.yaml: clientConnection.qsp: unknown setting"},
            Case{"clientConnection: {qps: -1}", "rota.yaml: clientConnection.qps: must be a positive number"},
            Case{"clientConnection: {burst: many}", "rota.yaml: clientConnection.burst: must be a positive integer"},

@@ -15,6 +15,8 @@
 #include <set>
 #include <sstream>
 
+#include "rota/apiclient/client.h"
+#include "rota/apiclient/config.h"
 #include "support/kube.h"
 
 namespace rota::testing {
@@ -528,6 +530,196 @@ TEST_F(ControllerTest, AGangThatCannotStartIsEvictedRequeuedWithBackoffThenDeact
   EXPECT_EQ(Condition(fits, "PodsReady"), "True");
   EXPECT_EQ(StopRota(), 0) << Log();
   DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
+}
+
+// Admission webhooks through the real apiserver: rota serves them over HTTPS on 127.0.0.1 with a
+// certificate from the local CA, registered by hack/webhooks.sh (config/local).
+class WebhookTest : public ControllerTest {
+ protected:
+  void SetUp() override {
+    ControllerTest::SetUp();
+    if (HasFatalFailure()) return;
+    // A copy of the local control plane's webhook certificate, so a test may rotate it.
+    certs_ = fs::temp_directory_path() / ("rota-webhook-certs-" + ns());
+    fs::create_directories(certs_);
+    const fs::path pki = fs::path(ClusterDir()) / "pki";
+    fs::copy_file(pki / "webhook" / "tls.crt", certs_ / "tls.crt", fs::copy_options::overwrite_existing);
+    fs::copy_file(pki / "webhook" / "tls.key", certs_ / "tls.key", fs::copy_options::overwrite_existing);
+    webhook_port_ = FreePort();
+    StartRota("webhook: {bindAddress: \"127.0.0.1:" + std::to_string(webhook_port_) + "\", certFile: " + (certs_ / "tls.crt").string() +
+              ", keyFile: " + (certs_ / "tls.key").string() + "}\n");
+    ASSERT_TRUE(Eventually([&] { return Https("/healthz").find("200") != std::string::npos; }, 30s)) << Log();
+    CommandResult reg = testing::Run({(fs::path(ROTA_SOURCE_DIR) / "hack" / "webhooks.sh").string(), "register", std::to_string(webhook_port_)});
+    ASSERT_TRUE(reg.ok()) << reg.err;
+    registered_ = true;
+  }
+  void TearDown() override {
+    if (registered_) testing::Run({(fs::path(ROTA_SOURCE_DIR) / "hack" / "webhooks.sh").string(), "unregister"});
+    ControllerTest::TearDown();
+    fs::remove_all(certs_);
+  }
+  static std::string ClusterDir() {
+    const char* d = std::getenv("ROTA_CLUSTER_DIR");
+    return d ? d : (fs::path(ROTA_SOURCE_DIR) / ".cluster").string();
+  }
+  // curl to the webhook port, trusting the local CA; the body, then the HTTP status on the last line.
+  std::string Https(const std::string& path, const std::string& post_file = "") {
+    std::vector<std::string> argv = {"curl", "-s", "--cacert", (fs::path(ClusterDir()) / "pki" / "ca.crt").string(), "-w", "\n%{http_code}"};
+    if (!post_file.empty()) {
+      argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@" + post_file});
+    }
+    argv.push_back("https://127.0.0.1:" + std::to_string(webhook_port_) + path);
+    return testing::Run(argv).out;
+  }
+  std::string JobSuspend(const std::string& job) {
+    return kubectl().JsonPath({"job", job}, "{.spec.suspend}", ns());
+  }
+
+  fs::path certs_;
+  int webhook_port_ = 0;
+  bool registered_ = false;
+};
+
+TEST_F(WebhookTest, AJobWithAQueueComesBackSuspendedAndOneWithoutIsUntouched) {
+  CommandResult queued = kubectl()({"create", "-n", ns(), "-f", "-"},
+                                   JobManifest("queued", "    kueue.x-k8s.io/queue-name: nowhere\n", 1, 1, "", /*suspend=*/false));
+  ASSERT_TRUE(queued.ok()) << queued.err << Log();
+  EXPECT_EQ(JobSuspend("queued"), "true");
+  CommandResult plain = kubectl()({"create", "-n", ns(), "-f", "-"}, JobManifest("plain", "    team: ml\n", 1, 0, "", false));
+  ASSERT_TRUE(plain.ok()) << plain.err;
+  EXPECT_EQ(JobSuspend("plain"), "false");
+  // A LocalQueue named "default" queues the namespace's unlabelled Jobs.
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: default\nspec:\n  clusterQueue: none\n", ns()).ok());
+  ASSERT_TRUE(Eventually([&] {
+    kubectl()({"delete", "job", "probe", "-n", ns(), "--ignore-not-found", "--wait=true"});
+    return kubectl()({"create", "-n", ns(), "-f", "-"}, JobManifest("probe", "    team: ml\n", 1, 0, "", false)).ok() &&
+           JobSuspend("probe") == "true";
+  }, 20s)) << "the webhook did not see the default LocalQueue";
+}
+
+TEST_F(WebhookTest, EveryRuleRefusesTheBadObjectWithRotasMessage) {
+  struct Case {
+    std::string what;
+    std::vector<std::string> argv;
+    std::string input;
+    std::string message;  // part of what kubectl prints
+  };
+  const std::string n = ns();
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: " + n + "-root\n").ok());
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: " + n + "-leaf\nspec:\n  parentName: " + n + "-root\n").ok());
+  ASSERT_TRUE(kubectl()({"create", "-n", n, "-f", "-"}, JobManifest("running", "    kueue.x-k8s.io/queue-name: a\n", 1, 0, "", true)).ok());
+  // Unsuspend it as rota would on admission (the label is then frozen).
+  ASSERT_TRUE(kubectl()({"patch", "job", "running", "-n", n, "--type=merge", "-p", R"({"spec":{"suspend":false}})"}).ok());
+  // Give the webhook's caches the cohorts.
+  std::this_thread::sleep_for(2s);
+  const std::vector<Case> cases = {
+      {"Cohort cycle",
+       {"patch", "cohort", n + "-root", "--type=merge", "-p", "{\"spec\":{\"parentName\":\"" + n + "-leaf\"}}"},
+       "",
+       "spec.parentName: \"" + n + "-leaf\" would make a cycle of cohorts (" + n + "-root -> " + n + "-leaf -> " + n + "-root)"},
+      {"Job queue label while running",
+       {"label", "job", "running", "-n", n, "--overwrite", "kueue.x-k8s.io/queue-name=b"},
+       "",
+       "metadata.labels[kueue.x-k8s.io/queue-name]: cannot change from \"a\" to \"b\" while the Job is admitted"},
+      {"Job priority class",
+       {"create", "-n", n, "-f", "-"},
+       JobManifest("urgent", "    kueue.x-k8s.io/queue-name: a\n    kueue.x-k8s.io/priority-class: no-such-class\n", 1, 0, "", true),
+       "WorkloadPriorityClass \"no-such-class\" does not exist"},
+      {"Workload requests over limits",
+       {"create", "-n", n, "-f", "-"},
+       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: greedy\nspec:\n  queueName: a\n  podSets:\n"
+       "  - name: main\n    count: 1\n    template:\n      spec:\n        containers:\n        - name: c\n          image: i\n"
+       "          resources: {requests: {cpu: \"4\"}, limits: {cpu: \"2\"}}\n",
+       "requests[cpu]: 4 must be less than or equal to the limit 2"},
+      {"ResourceFlavor label value",
+       {"create", "-f", "-"},
+       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + n + "-bad\nspec:\n  nodeLabels: {zone: \"us east\"}\n",
+       "spec.nodeLabels[zone]: \"us east\" is not a valid label value"},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = kubectl()(c.argv, c.input);
+    EXPECT_FALSE(r.ok()) << c.what << " was accepted";
+    EXPECT_NE(r.err.find("denied the request"), std::string::npos) << c.what << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.what << ": " << r.err;
+  }
+  // LocalQueue.spec.clusterQueue: the CRD's CEL rule answers before the webhook; either way refused.
+  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: lq\nspec:\n  clusterQueue: a\n", n).ok());
+  CommandResult moved = kubectl()({"patch", "localqueue", "lq", "-n", n, "--type=merge", "-p", R"({"spec":{"clusterQueue":"b"}})"});
+  EXPECT_FALSE(moved.ok());
+  EXPECT_NE(moved.err.find("clusterQueue"), std::string::npos) << moved.err;
+  EXPECT_NE(Log().find("denied"), std::string::npos) << "rota logs its denials";
+  DeleteAll({"cohort/" + n + "-leaf", "cohort/" + n + "-root"});
+}
+
+TEST_F(WebhookTest, ABadReviewIsA400AndANewCertificateIsServedAfterRotation) {
+  const fs::path bad = certs_ / "bad.json";
+  std::ofstream(bad) << "{\"apiVersion\": \"admission.k8s.io/v1\", \"kind\": \"AdmissionReview\", \"request\": 7}";
+  std::string out = Https("/mutate-batch-v1-job", bad.string());
+  EXPECT_NE(out.find("AdmissionReview.request: missing or not an object"), std::string::npos) << out;
+  EXPECT_EQ(out.substr(out.rfind('\n') + 1), "400");
+  const fs::path big = certs_ / "big.json";
+  std::ofstream(big) << std::string(5 << 20, ' ');
+  out = Https("/validate-batch-v1-job", big.string());
+  EXPECT_EQ(out.substr(out.rfind('\n') + 1), "400") << out;
+  EXPECT_NE(Log().find("bad AdmissionReview"), std::string::npos) << Log();
+  EXPECT_EQ(Https("/healthz").substr(0, 2), "ok") << "still serving";
+
+  // cert-manager style rotation: new files in place; new connections get the new certificate.
+  auto serial = [&] {
+    return testing::Run({"sh", "-c", "openssl s_client -connect 127.0.0.1:" + std::to_string(webhook_port_) +
+                                " </dev/null 2>/dev/null | openssl x509 -noout -serial"}).out;
+  };
+  const std::string before = serial();
+  ASSERT_NE(before.find("serial="), std::string::npos) << before;
+  const fs::path pki = fs::path(ClusterDir()) / "pki";
+  CommandResult made = testing::Run({"sh", "-c",
+      "cd " + certs_.string() + " && openssl req -newkey rsa:2048 -nodes -subj /CN=rota-webhook -keyout new.key -out new.csr 2>/dev/null && "
+      "printf 'subjectAltName=IP:127.0.0.1\\n' > new.ext && openssl x509 -req -in new.csr -CA " + (pki / "ca.crt").string() +
+      " -CAkey " + (pki / "ca.key").string() + " -CAcreateserial -CAserial new.srl -days 1 -extfile new.ext -out new.crt 2>/dev/null && "
+      "mv new.key tls.key && mv new.crt tls.crt"});
+  ASSERT_TRUE(made.ok()) << made.err;
+  ASSERT_TRUE(Eventually([&] { return serial() != before; }, 20s)) << Log();
+  EXPECT_NE(Log().find("webhook certificate reloaded"), std::string::npos);
+  // And the apiserver still reaches it (the new certificate is signed by the same CA).
+  ASSERT_TRUE(kubectl()({"create", "-n", ns(), "-f", "-"}, JobManifest("after", "    kueue.x-k8s.io/queue-name: a\n", 1, 0, "", false)).ok());
+  EXPECT_EQ(JobSuspend("after"), "true");
+}
+
+TEST_F(WebhookTest, ABurstOf500JobsIsAllSuspendedAndNoneFails) {
+  auto cfg = apiclient::LoadKubeconfig(KubeconfigFromEnv());
+  ASSERT_TRUE(cfg.ok());
+  cfg->qps = 1000;
+  cfg->burst = 1000;
+  auto client = apiclient::Client::Create(*cfg);
+  ASSERT_TRUE(client.ok());
+  const apiclient::Json job = apiclient::Json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"labels":{"kueue.x-k8s.io/queue-name":"burst"}},
+    "spec":{"suspend":false,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"i"}]}}}})");
+  std::atomic<int> next{0}, failed{0};
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  std::string first_error;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&] {
+      for (int i; (i = next++) < 500;) {
+        apiclient::Json j = job;
+        j["metadata"]["name"] = "burst-" + std::to_string(i);
+        auto r = (*client)->Create(apiclient::resources::kJobs, ns(), j);
+        if (!r.ok()) {
+          ++failed;
+          std::lock_guard<std::mutex> l(mu);
+          if (first_error.empty()) first_error = r.error().ToString();
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failed, 0) << first_error;
+  auto jobs = (*client)->ListAll(apiclient::resources::kJobs, ns());
+  ASSERT_TRUE(jobs.ok());
+  int suspended = 0;
+  for (const apiclient::Json& j : jobs->items) suspended += j["spec"].value("suspend", false) ? 1 : 0;
+  EXPECT_EQ(jobs->items.size(), 500u);
+  EXPECT_EQ(suspended, 500);
 }
 
 }  // namespace

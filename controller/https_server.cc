@@ -1,0 +1,261 @@
+#include "https_server.h"
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace rota::controller {
+
+namespace asio = boost::asio;
+namespace ssl = asio::ssl;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// What identifies a version of a file: a rotation changes one of these.
+struct FileStamp {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+FileStamp Stamp(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return {st.st_dev, st.st_ino, st.st_size, static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+Result<std::shared_ptr<ssl::context>> LoadContext(const std::string& cert, const std::string& key) {
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
+  // TLS 1.2 and 1.3 only.
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression | ssl::context::single_dh_use);
+  beast::error_code ec;
+  ctx->use_certificate_chain_file(cert, ec);
+  if (ec) return InvalidArgument("certificate " + cert + ": " + ec.message());
+  ctx->use_private_key_file(key, ssl::context::pem, ec);
+  if (ec) return InvalidArgument("key " + key + ": " + ec.message());
+  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+    return InvalidArgument("key " + key + " does not match certificate " + cert);
+  }
+  return ctx;
+}
+
+}  // namespace
+
+// Sessions and handlers point at the Impl without owning it: Stop() joins the threads, and the
+// io_context (a member) destroys whatever handlers are left before the rest of the Impl goes.
+struct HttpsServer::Impl {
+  HttpsOptions options;
+  std::map<std::string, GetHandler> get_routes;
+  PostHandler post;
+  Logger log;
+  asio::io_context io;
+  tcp::acceptor acceptor{io};
+  std::vector<std::thread> threads;
+  int port = 0;
+
+  std::mutex mu;  // guards the context and the stamps
+  std::shared_ptr<ssl::context> context;
+  FileStamp cert_stamp, key_stamp;
+  std::chrono::steady_clock::time_point last_check;
+  std::atomic<int> reloads{0};
+
+  // The context for a new connection, re-reading the files if they changed since last time.
+  std::shared_ptr<ssl::context> Context() {
+    std::lock_guard<std::mutex> l(mu);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_check < options.reload_check) return context;
+    last_check = now;
+    const FileStamp c = Stamp(options.cert_file), k = Stamp(options.key_file);
+    if (c == cert_stamp && k == key_stamp) return context;
+    auto fresh = LoadContext(options.cert_file, options.key_file);
+    if (!fresh.ok()) {
+      // Mid-rotation (one file written, not the other) or a bad pair: keep serving the old one.
+      log("warn", "webhook certificate changed but cannot be used yet (keeping the previous one): " + fresh.status().message());
+      return context;
+    }
+    cert_stamp = c;
+    key_stamp = k;
+    context = *fresh;
+    ++reloads;
+    log("info", "webhook certificate reloaded from " + options.cert_file);
+    return context;
+  }
+
+  void Accept() {
+    acceptor.async_accept(asio::make_strand(io), [self = this](beast::error_code ec, tcp::socket socket) {
+      if (ec) {
+        if (ec != asio::error::operation_aborted) self->Accept();
+        return;
+      }
+      self->Serve(std::move(socket));
+      self->Accept();
+    });
+  }
+
+  struct Session : std::enable_shared_from_this<Session> {
+    Impl* server;
+    std::shared_ptr<ssl::context> ctx;  // kept alive for the stream
+    beast::ssl_stream<beast::tcp_stream> stream;
+    beast::flat_buffer buffer;
+    std::optional<http::request_parser<http::string_body>> parser;
+    http::response<http::string_body> res;
+    std::string peer;
+
+    Session(Impl* s, std::shared_ptr<ssl::context> c, tcp::socket socket)
+        : server(s), ctx(std::move(c)), stream(std::move(socket), *ctx) {
+      beast::error_code ec;
+      auto ep = beast::get_lowest_layer(stream).socket().remote_endpoint(ec);
+      peer = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+    }
+
+    void Start() {
+      beast::get_lowest_layer(stream).expires_after(server->options.io_timeout);
+      stream.async_handshake(ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+        if (ec) {
+          self->server->log("debug", "webhook TLS handshake with " + self->peer + " failed: " + ec.message());
+          return;
+        }
+        self->Read();
+      });
+    }
+
+    void Read() {
+      parser.emplace();
+      parser->body_limit(server->options.max_body_bytes);
+      parser->header_limit(16 * 1024);
+      beast::get_lowest_layer(stream).expires_after(server->options.io_timeout);
+      http::async_read(stream, buffer, *parser, [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+    }
+
+    void OnRead(beast::error_code ec) {
+      if (ec == http::error::end_of_stream || ec == asio::ssl::error::stream_truncated) return Close();
+      if (ec == http::error::body_limit || ec == http::error::header_limit) {
+        server->log("warn", "webhook request from " + peer + " refused: " + ec.message());
+        return Reply(400, "request too large: bodies are limited to " + std::to_string(server->options.max_body_bytes) + " bytes\n", false);
+      }
+      if (ec == beast::error::timeout) return Close();
+      if (ec) {
+        if (ec.category() == beast::error_code(http::error::bad_target).category()) {
+          server->log("warn", "webhook request from " + peer + " is not valid HTTP: " + ec.message());
+          return Reply(400, "bad request: " + ec.message() + "\n", false);
+        }
+        return Close();
+      }
+      auto& req = parser->get();
+      std::string target(req.target());
+      target = target.substr(0, target.find('?'));
+      HttpReply reply;
+      if (req.method() == http::verb::get || req.method() == http::verb::head) {
+        auto route = server->get_routes.find(target);
+        reply = route == server->get_routes.end() ? HttpReply{404, "text/plain; charset=utf-8", "not found: " + target + "\n"}
+                                                  : route->second();
+      } else if (req.method() == http::verb::post) {
+        reply = server->post(target, req.body());
+      } else {
+        reply = {405, "text/plain; charset=utf-8", "use POST for webhooks, GET for /healthz\n"};
+      }
+      Reply(reply.status, std::move(reply.body), req.keep_alive(), reply.content_type);
+    }
+
+    void Reply(int status, std::string body, bool keep_alive, const std::string& type = "text/plain; charset=utf-8") {
+      res = {};
+      res.version(11);
+      res.result(static_cast<http::status>(status));
+      res.set(http::field::content_type, type);
+      res.keep_alive(keep_alive);
+      res.body() = std::move(body);
+      res.prepare_payload();
+      beast::get_lowest_layer(stream).expires_after(server->options.io_timeout);
+      http::async_write(stream, res, [self = shared_from_this(), keep_alive](beast::error_code ec, size_t) {
+        if (ec) return;
+        if (keep_alive) return self->Read();
+        self->Close();
+      });
+    }
+
+    void Close() {
+      beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(2));
+      stream.async_shutdown([self = shared_from_this()](beast::error_code) {
+        beast::error_code ignored;
+        beast::get_lowest_layer(self->stream).socket().shutdown(tcp::socket::shutdown_both, ignored);
+      });
+    }
+  };
+
+  void Serve(tcp::socket socket) {
+    auto ctx = Context();
+    std::make_shared<Session>(this, std::move(ctx), std::move(socket))->Start();
+  }
+};
+
+Result<std::unique_ptr<HttpsServer>> HttpsServer::Start(HttpsOptions options, std::map<std::string, GetHandler> get_routes,
+                                                        PostHandler post, Logger log) {
+  const size_t colon = options.address.rfind(':');
+  if (colon == std::string::npos) return InvalidArgument("\"" + options.address + "\" is not host:port");
+  std::string host = options.address.substr(0, colon);
+  int port = -1;
+  try {
+    port = std::stoi(options.address.substr(colon + 1));
+  } catch (...) {
+  }
+  if (port < 0 || port > 65535) return InvalidArgument("\"" + options.address + "\" has no valid port");
+  if (host.empty()) host = "0.0.0.0";
+  auto impl = std::make_shared<Impl>();
+  auto ctx = LoadContext(options.cert_file, options.key_file);
+  if (!ctx.ok()) return ctx.status();
+  impl->context = *ctx;
+  impl->cert_stamp = Stamp(options.cert_file);
+  impl->key_stamp = Stamp(options.key_file);
+  impl->last_check = std::chrono::steady_clock::now();
+  impl->options = std::move(options);
+  impl->get_routes = std::move(get_routes);
+  impl->post = std::move(post);
+  impl->log = std::move(log);
+  beast::error_code ec;
+  tcp::endpoint ep(asio::ip::make_address(host, ec), static_cast<unsigned short>(port));
+  if (ec) return InvalidArgument("\"" + host + "\" is not an IP address");
+  impl->acceptor.open(ep.protocol(), ec);
+  if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl->acceptor.bind(ep, ec);
+  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return InvalidArgument("cannot listen on " + impl->options.address + ": " + ec.message());
+  impl->port = impl->acceptor.local_endpoint().port();
+  impl->Accept();
+  for (int i = 0; i < std::max(1, impl->options.threads); ++i) {
+    impl->threads.emplace_back([raw = impl.get()] { raw->io.run(); });
+  }
+  return std::unique_ptr<HttpsServer>(new HttpsServer(std::move(impl)));
+}
+
+HttpsServer::HttpsServer(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpsServer::~HttpsServer() { Stop(); }
+int HttpsServer::port() const { return impl_->port; }
+int HttpsServer::reloads() const { return impl_->reloads.load(); }
+
+void HttpsServer::Stop() {
+  if (!impl_ || impl_->threads.empty()) return;
+  Impl* impl = impl_.get();
+  asio::post(impl->acceptor.get_executor(), [impl] {
+    beast::error_code ignored;
+    impl->acceptor.close(ignored);
+  });
+  impl->io.stop();
+  for (auto& t : impl_->threads) t.join();
+  impl_->threads.clear();
+}
+
+}  // namespace rota::controller

@@ -1,0 +1,53 @@
+#pragma once
+
+// The HTTPS server behind rota's admission webhooks (Boost.Asio + Beast + OpenSSL).
+//
+// - TLS 1.2 or newer, certificate and key from PEM files that are re-read when they change
+//   (cert-manager rotates them in place); a bad new pair is logged and the old one kept.
+// - HTTP/1.1 with keep-alive, several threads, a size limit on request bodies and a deadline on
+//   every read and write; an oversized or malformed request gets a 400 and a log line.
+// - GET on a path in `get_routes` (/healthz), POST on any other path goes to `post`.
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "http_server.h"
+#include "rota/admission/status.h"
+
+namespace rota::controller {
+
+struct HttpsOptions {
+  std::string address;  // "127.0.0.1:9443", ":9443", port 0 for any free port
+  std::string cert_file, key_file;
+  size_t max_body_bytes = 4 << 20;
+  std::chrono::milliseconds io_timeout{10000};
+  int threads = 2;
+  // How often the certificate files are checked for a change (on the next connection after).
+  std::chrono::milliseconds reload_check{1000};
+};
+
+class HttpsServer {
+ public:
+  using PostHandler = std::function<HttpReply(const std::string& path, std::string_view body)>;
+  using GetHandler = std::function<HttpReply()>;
+  using Logger = std::function<void(const std::string& level, const std::string& message)>;
+
+  static Result<std::unique_ptr<HttpsServer>> Start(HttpsOptions options, std::map<std::string, GetHandler> get_routes,
+                                                    PostHandler post, Logger log);
+  ~HttpsServer();
+  int port() const;
+  // Times a changed certificate was loaded (for tests and logs).
+  int reloads() const;
+  void Stop();
+
+ private:
+  struct Impl;
+  explicit HttpsServer(std::shared_ptr<Impl> impl);
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace rota::controller

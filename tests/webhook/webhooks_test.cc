@@ -1,0 +1,280 @@
+#include "webhooks.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "admission_review.h"
+
+namespace rota::webhook {
+namespace {
+
+class FakeView : public ClusterView {
+ public:
+  std::set<std::string> local_queues;  // "ns/name"
+  std::set<std::string> priority_classes;
+  std::map<std::string, std::string> cohorts;  // name -> parent
+
+  bool LocalQueueExists(const std::string& ns, const std::string& name) const override {
+    return local_queues.count(ns + "/" + name) > 0;
+  }
+  bool PriorityClassExists(const std::string& name) const override { return priority_classes.count(name) > 0; }
+  std::optional<std::string> CohortParent(const std::string& name) const override {
+    auto it = cohorts.find(name);
+    if (it == cohorts.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+Json Review(const std::string& op, const Json& object, const Json& old_object = nullptr, const std::string& ns = "ml") {
+  Json req = {{"uid", "u-1"},
+              {"kind", {{"group", "batch"}, {"version", "v1"}, {"kind", "Job"}}},
+              {"resource", {{"group", "batch"}, {"version", "v1"}, {"resource", "jobs"}}},
+              {"namespace", ns},
+              {"operation", op},
+              {"userInfo", {{"username", "alice"}}},
+              {"object", object}};
+  if (!old_object.is_null()) req["oldObject"] = old_object;
+  return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", req}};
+}
+
+AdmissionRequest Parse(const Json& review) {
+  auto r = ParseAdmissionReview(review.dump());
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : AdmissionRequest{};
+}
+
+Json Job(const std::string& name, const Json& labels, bool suspend) {
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata", {{"name", name}, {"namespace", "ml"}, {"labels", labels}}},
+          {"spec", {{"suspend", suspend}, {"parallelism", 4}, {"template", {{"spec", {{"containers", Json::array()}}}}}}}};
+}
+
+TEST(AdmissionReviewTest, RefusesWhatIsNotAV1ReviewSayingWhy) {
+  struct Case {
+    std::string body;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"", "the request body is empty; expected an AdmissionReview"},
+           {"{not json", "the request body is not JSON; expected an AdmissionReview"},
+           {"[1,2]", "the AdmissionReview must be a JSON object"},
+           {R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview"})",
+            "apiVersion is \"admission.k8s.io/v1beta1\"; rota serves admission.k8s.io/v1 (set admissionReviewVersions: [v1])"},
+           {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})", "AdmissionReview.request: missing or not an object"},
+           {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"operation":"CREATE"}})",
+            "AdmissionReview.request.uid: is required"},
+           {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7}})",
+            "AdmissionReview.request.uid: must be a string"},
+           {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","operation":"CREATE","kind":{"kind":"Job"}}})",
+            "AdmissionReview.request.object: is required for CREATE"},
+           {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","operation":"UPDATE","kind":{"kind":"Job"},"object":{}}})",
+            "AdmissionReview.request.oldObject: is required for UPDATE"},
+           {std::string(100000, '[') + std::string(100000, ']'), "the AdmissionReview is nested deeper than 128 levels"},
+       }) {
+    auto r = ParseAdmissionReview(c.body);
+    ASSERT_FALSE(r.ok()) << c.body.substr(0, 80);
+    EXPECT_EQ(r.status().message(), c.message);
+  }
+}
+
+TEST(AdmissionReviewTest, EncodesAPatchAsBase64JsonPatchAndADenialAsAStatus) {
+  AdmissionResponse patch;
+  patch.patch = Json::array({{{"op", "add"}, {"path", "/spec/suspend"}, {"value", true}}});
+  Json out = Json::parse(EncodeAdmissionReview("u-1", patch));
+  EXPECT_EQ(out["apiVersion"], "admission.k8s.io/v1");
+  EXPECT_EQ(out["response"]["uid"], "u-1");
+  EXPECT_EQ(out["response"]["allowed"], true);
+  EXPECT_EQ(out["response"]["patchType"], "JSONPatch");
+  // base64 of [{"op":"add","path":"/spec/suspend","value":true}]
+  EXPECT_EQ(out["response"]["patch"], "W3sib3AiOiJhZGQiLCJwYXRoIjoiL3NwZWMvc3VzcGVuZCIsInZhbHVlIjp0cnVlfV0=");
+
+  Json denied = Json::parse(EncodeAdmissionReview("u-2", AdmissionResponse::Deny("Job \"x\" is invalid: no")));
+  EXPECT_EQ(denied["response"]["allowed"], false);
+  EXPECT_EQ(denied["response"]["status"]["code"], 422);
+  EXPECT_EQ(denied["response"]["status"]["reason"], "Invalid");
+  EXPECT_EQ(denied["response"]["status"]["message"], "Job \"x\" is invalid: no");
+  EXPECT_FALSE(denied["response"].contains("patch"));
+}
+
+TEST(MutateJobTest, SuspendsAQueuedJobAndLeavesOthersAlone) {
+  FakeView view;
+  AdmissionResponse r = MutateJob(Parse(Review("CREATE", Job("train", {{"kueue.x-k8s.io/queue-name", "gpu"}}, false))), view);
+  ASSERT_TRUE(r.allowed);
+  EXPECT_EQ(r.patch, Json::parse(R"([{"op":"add","path":"/spec/suspend","value":true}])"));
+
+  // No queue label and no "default" LocalQueue: not rota's Job.
+  EXPECT_TRUE(MutateJob(Parse(Review("CREATE", Job("plain", Json::object(), false))), view).patch.is_null());
+  // Already suspended: nothing to change.
+  EXPECT_TRUE(MutateJob(Parse(Review("CREATE", Job("s", {{"kueue.x-k8s.io/queue-name", "gpu"}}, true))), view).patch.is_null());
+  // A "default" LocalQueue in the namespace queues unlabelled Jobs.
+  view.local_queues.insert("ml/default");
+  EXPECT_FALSE(MutateJob(Parse(Review("CREATE", Job("plain", Json::object(), false))), view).patch.is_null());
+  // Updates are never mutated (rota itself unsuspends admitted Jobs).
+  Json job = Job("train", {{"kueue.x-k8s.io/queue-name", "gpu"}}, false);
+  EXPECT_TRUE(MutateJob(Parse(Review("UPDATE", job, job)), view).patch.is_null());
+  // A Job another controller owns is that controller's.
+  Json child = Job("child", {{"kueue.x-k8s.io/queue-name", "gpu"}}, false);
+  child["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "jobset.x-k8s.io/v1alpha2"}, {"kind", "JobSet"},
+                                                       {"name", "js"}, {"uid", "1"}, {"controller", true}}});
+  EXPECT_TRUE(MutateJob(Parse(Review("CREATE", child)), view).patch.is_null());
+}
+
+TEST(ValidateJobTest, QueueLabelIsFrozenWhileTheJobRuns) {
+  FakeView view;
+  Json running = Job("train", {{"kueue.x-k8s.io/queue-name", "gpu"}}, false);
+  Json moved = Job("train", {{"kueue.x-k8s.io/queue-name", "cpu"}}, false);
+  AdmissionResponse r = ValidateJob(Parse(Review("UPDATE", moved, running)), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_EQ(r.message,
+            "Job \"train\" in namespace \"ml\" is invalid: metadata.labels[kueue.x-k8s.io/queue-name]: cannot change from \"gpu\" to "
+            "\"cpu\" while the Job is admitted (running); suspend it first (spec.suspend: true) or create a new Job");
+  // While suspended (queued, not admitted) it may move.
+  Json queued = Job("train", {{"kueue.x-k8s.io/queue-name", "gpu"}}, true);
+  EXPECT_TRUE(ValidateJob(Parse(Review("UPDATE", Job("train", {{"kueue.x-k8s.io/queue-name", "cpu"}}, true), queued)), view).allowed);
+  // Removing the label from a running Job is a change too.
+  EXPECT_FALSE(ValidateJob(Parse(Review("UPDATE", Job("train", Json::object(), false), running)), view).allowed);
+}
+
+TEST(ValidateJobTest, PriorityClassMustExistAndQueueNameMustBeAName) {
+  FakeView view;
+  view.priority_classes.insert("training");
+  EXPECT_TRUE(ValidateJob(Parse(Review("CREATE", Job("a", {{"kueue.x-k8s.io/priority-class", "training"}}, true))), view).allowed);
+  AdmissionResponse r = ValidateJob(Parse(Review("CREATE", Job("a", {{"kueue.x-k8s.io/priority-class", "urgent"}}, true))), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_NE(r.message.find("metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass \"urgent\" does not exist"),
+            std::string::npos)
+      << r.message;
+  r = ValidateJob(Parse(Review("CREATE", Job("a", {{"kueue.x-k8s.io/queue-name", "GPU_Queue"}}, true))), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_NE(r.message.find("\"GPU_Queue\" is not a valid LocalQueue name"), std::string::npos) << r.message;
+  Json partial = Job("p", {{"kueue.x-k8s.io/queue-name", "gpu"}}, true);
+  partial["metadata"]["annotations"] = {{"kueue.x-k8s.io/job-min-parallelism", "4"}};
+  r = ValidateJob(Parse(Review("CREATE", partial)), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_NE(r.message.find("must be a whole number greater than 0 and less than spec.parallelism (4)"), std::string::npos) << r.message;
+}
+
+Json Workload(int count, const Json& min_count, const Json& resources) {
+  Json ps = {{"name", "main"}, {"count", count},
+             {"template", {{"spec", {{"containers", Json::array({{{"name", "c"}, {"resources", resources}}})}}}}}};
+  if (!min_count.is_null()) ps["minCount"] = min_count;
+  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "Workload"},
+          {"metadata", {{"name", "w"}, {"namespace", "ml"}}},
+          {"spec", {{"queueName", "gpu"}, {"podSets", Json::array({ps})}}}};
+}
+
+TEST(ValidateWorkloadTest, CountsRequestsAndTotals) {
+  FakeView view;
+  const Json gpu = {{"requests", {{"nvidia.com/gpu", "1"}}}, {"limits", {{"nvidia.com/gpu", "1"}}}};
+  EXPECT_TRUE(ValidateWorkload(Parse(Review("CREATE", Workload(4, 2, gpu))), view).allowed);
+  AdmissionResponse r = ValidateWorkload(Parse(Review("CREATE", Workload(0, nullptr, gpu))), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_EQ(r.message, "Workload \"w\" in namespace \"ml\" is invalid: spec.podSets[0].count: 0 must be at least 1");
+  r = ValidateWorkload(Parse(Review("CREATE", Workload(2, 3, gpu))), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_NE(r.message.find("spec.podSets[0].minCount: 3 must be at least 1 and at most count (2)"), std::string::npos) << r.message;
+  r = ValidateWorkload(Parse(Review("CREATE", Workload(1, nullptr, {{"requests", {{"cpu", "4"}}}, {"limits", {{"cpu", "2"}}}}))), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_NE(r.message.find("spec.podSets[0].template.spec.containers[0].resources.requests[cpu]: 4 must be less than or equal to the limit 2"),
+            std::string::npos)
+      << r.message;
+  r = ValidateWorkload(Parse(Review("CREATE", Workload(100, nullptr, {{"requests", {{"memory", "1Pi"}}}}))), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_NE(r.message.find("the total request of memory"), std::string::npos) << r.message;
+}
+
+TEST(ValidateWorkloadTest, SpecIsFrozenWhileHoldingQuota) {
+  FakeView view;
+  const Json gpu = {{"requests", {{"nvidia.com/gpu", "1"}}}};
+  Json old_wl = Workload(2, nullptr, gpu);
+  old_wl["status"] = {{"admission", {{"clusterQueue", "team"}, {"podSetAssignments", Json::array()}}}};
+  Json bigger = Workload(3, nullptr, gpu);
+  bigger["status"] = old_wl["status"];
+  AdmissionResponse r = ValidateWorkload(Parse(Review("UPDATE", bigger, old_wl)), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_NE(r.message.find("spec.podSets: cannot change while the workload holds quota"), std::string::npos) << r.message;
+  Json requeued = bigger;
+  requeued["spec"]["queueName"] = "other";
+  r = ValidateWorkload(Parse(Review("UPDATE", requeued, old_wl)), view);
+  EXPECT_NE(r.message.find("spec.queueName: cannot change while the workload holds quota"), std::string::npos) << r.message;
+  // Pending: free to change.
+  EXPECT_TRUE(ValidateWorkload(Parse(Review("UPDATE", Workload(3, nullptr, gpu), Workload(2, nullptr, gpu))), view).allowed);
+}
+
+Json Cohort(const std::string& name, const std::string& parent) {
+  Json c = {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "Cohort"}, {"metadata", {{"name", name}}}, {"spec", Json::object()}};
+  if (!parent.empty()) c["spec"]["parentName"] = parent;
+  return c;
+}
+
+TEST(ValidateCohortTest, RejectsACycleSpellingItOut) {
+  FakeView view;
+  view.cohorts = {{"org", ""}, {"research", "org"}, {"vision", "research"}};
+  EXPECT_TRUE(ValidateCohort(Parse(Review("CREATE", Cohort("nlp", "research"), nullptr, "")), view).allowed);
+  AdmissionResponse r = ValidateCohort(Parse(Review("UPDATE", Cohort("org", "vision"), Cohort("org", ""), "")), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_EQ(r.message,
+            "Cohort \"org\" is invalid: spec.parentName: \"vision\" would make a cycle of cohorts (org -> vision -> research -> "
+            "org); cohorts must form a tree, so pick a parent that is not below \"org\"");
+  // A parent that does not exist yet is an implicit cohort: fine.
+  EXPECT_TRUE(ValidateCohort(Parse(Review("CREATE", Cohort("new", "not-yet"), nullptr, "")), view).allowed);
+  // An existing cycle above (not through this cohort) does not hang the check.
+  view.cohorts = {{"x", "y"}, {"y", "x"}};
+  EXPECT_TRUE(ValidateCohort(Parse(Review("CREATE", Cohort("z", "x"), nullptr, "")), view).allowed);
+}
+
+TEST(ValidateLocalQueueTest, ClusterQueueIsImmutable) {
+  FakeView view;
+  Json lq = {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "LocalQueue"},
+             {"metadata", {{"name", "gpu"}, {"namespace", "ml"}}}, {"spec", {{"clusterQueue", "team-a"}}}};
+  Json moved = lq;
+  moved["spec"]["clusterQueue"] = "team-b";
+  AdmissionResponse r = ValidateLocalQueue(Parse(Review("UPDATE", moved, lq)), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_EQ(r.message,
+            "LocalQueue \"gpu\" in namespace \"ml\" is invalid: spec.clusterQueue: cannot change from \"team-a\" to \"team-b\"; the "
+            "field is immutable: delete and recreate the LocalQueue, or create a new one");
+  EXPECT_TRUE(ValidateLocalQueue(Parse(Review("UPDATE", lq, lq)), view).allowed);
+}
+
+TEST(ValidateResourceFlavorTest, LabelAndTaintSyntax) {
+  FakeView view;
+  Json rf = {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "a100"}}},
+             {"spec", {{"nodeLabels", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}}},
+                       {"nodeTaints", Json::array({{{"key", "nvidia.com/gpu"}, {"value", "present"}, {"effect", "NoSchedule"}}})},
+                       {"tolerations", Json::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})}}}};
+  EXPECT_TRUE(ValidateResourceFlavor(Parse(Review("CREATE", rf, nullptr, "")), view).allowed);
+  Json bad = rf;
+  bad["spec"]["nodeLabels"] = {{"gpu type", "a100"}, {"zone", "us east"}};
+  bad["spec"]["nodeTaints"][0]["effect"] = "NoRun";
+  bad["spec"]["tolerations"][0]["value"] = "x";
+  AdmissionResponse r = ValidateResourceFlavor(Parse(Review("CREATE", bad, nullptr, "")), view);
+  ASSERT_FALSE(r.allowed);
+  for (const char* part : {"spec.nodeLabels[gpu type]: the key is not a valid label key",
+                           "spec.nodeLabels[zone]: \"us east\" is not a valid label value",
+                           "spec.nodeTaints[0].effect: \"NoRun\" must be NoSchedule, PreferNoSchedule or NoExecute",
+                           "spec.tolerations[0].value: must be empty when operator is Exists"}) {
+    EXPECT_NE(r.message.find(part), std::string::npos) << part << "\nin: " << r.message;
+  }
+  EXPECT_EQ(r.message.rfind("ResourceFlavor \"a100\" is invalid: ", 0), 0u) << r.message;
+}
+
+TEST(NameSyntaxTest, FollowsKubernetesRules) {
+  EXPECT_EQ(CheckDns1123Subdomain("team-a.gpu"), "");
+  EXPECT_NE(CheckDns1123Subdomain("Team"), "");
+  EXPECT_NE(CheckDns1123Subdomain("a..b"), "");
+  EXPECT_NE(CheckDns1123Subdomain("-a"), "");
+  EXPECT_EQ(CheckQualifiedName("nvidia.com/gpu.product"), "");
+  EXPECT_EQ(CheckQualifiedName("Zone_1"), "");
+  EXPECT_NE(CheckQualifiedName("a/b/c"), "");
+  EXPECT_NE(CheckQualifiedName("UPPER.com/x"), "");
+  EXPECT_NE(CheckQualifiedName(std::string(64, 'a')), "");
+  EXPECT_EQ(CheckLabelValue(""), "");
+  EXPECT_NE(CheckLabelValue("ends-"), "");
+}
+
+}  // namespace
+}  // namespace rota::webhook
