@@ -8,6 +8,7 @@
 #   bench/kueue-bench.sh [SCENARIO...]     baseline, large-scale (default: both) or smoke
 #   BENCH_CONTROLLERS="rota kueue"         which controllers to run (default: both)
 #   BENCH_OUT=DIR                          results (default: build/bench); one JSON per scenario
+#   ROTA_BIN=PATH                          the rota binary (default: build/bin/rota)
 #   --check                                exit non-zero unless every workload was admitted and
 #                                          finished under each controller (the smoke test)
 set -euo pipefail
@@ -28,7 +29,8 @@ done
 log() { printf '[kueue-bench] %s\n' "$*" >&2; }
 K8S_BIN=$("$REPO/hack/build-k8s.sh" | tail -n 1)
 KUEUE=$("$REPO/bench/build-kueue.sh" | tail -n 1)
-[[ -x $REPO/build/bin/rota ]] || { log "error: build rota first (make build)"; exit 1; }
+ROTA_BIN=${ROTA_BIN:-$REPO/build/bin/rota}
+[[ -x $ROTA_BIN ]] || { log "error: build rota first (make build)"; exit 1; }
 
 for scenario in "${scenarios[@]}"; do
   case $scenario in
@@ -50,7 +52,7 @@ for scenario in "${scenarios[@]}"; do
     # The runner in a session of its own (envtest gives etcd and the apiserver process groups of
     # their own, but they stay in the session), so that if it dies (or this script is stopped) its
     # etcd, kube-apiserver and controller go with it instead of lingering and skewing later runs.
-    PROJECT_DIR=$KUEUE/Makefile KUBEBUILDER_ASSETS=$K8S_BIN ROTA_BIN=$REPO/build/bin/rota \
+    PROJECT_DIR=$KUEUE/Makefile KUBEBUILDER_ASSETS=$K8S_BIN ROTA_BIN=$ROTA_BIN \
       setsid "$KUEUE/bin/runner" --minimalKueue "$exe" --crds "$crds" --generatorConfig "$config" \
       --timeout "$timeout" --o "$dir" >"$dir/runner.log" 2>&1 &
     runner=$!

@@ -607,11 +607,11 @@ TEST_F(WebhookTest, EveryRuleRefusesTheBadObjectWithRotasMessage) {
   const std::string n = ns();
   ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: " + n + "-root\n").ok());
   ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: " + n + "-leaf\nspec:\n  parentName: " + n + "-root\n").ok());
-  ASSERT_TRUE(kubectl()({"create", "-n", n, "-f", "-"}, JobManifest("running", "    kueue.x-k8s.io/queue-name: a\n", 1, 0, "", true)).ok());
-  // Unsuspend it as rota would on admission (the label is then frozen).
-  ASSERT_TRUE(kubectl()({"patch", "job", "running", "-n", n, "--type=merge", "-p", R"({"spec":{"suspend":false}})"}).ok());
-  // Give the webhook's caches the cohorts.
-  std::this_thread::sleep_for(2s);
+  // A Job rota admits (and so unsuspends): its queue label is then frozen.
+  const std::string flavor = n + "-f", cq = n + "-cq";
+  MakeGpuQueue(flavor, cq, 4);
+  ASSERT_TRUE(kubectl()({"create", "-n", n, "-f", "-"}, JobManifest("running", "    kueue.x-k8s.io/queue-name: gpu\n", 1, 1, "", true)).ok());
+  ASSERT_TRUE(Eventually([&] { return JobSuspend("running") == "false"; }, 60s)) << Log();
   const std::vector<Case> cases = {
       {"Cohort cycle",
        {"patch", "cohort", n + "-root", "--type=merge", "-p", "{\"spec\":{\"parentName\":\"" + n + "-leaf\"}}"},
@@ -620,7 +620,7 @@ TEST_F(WebhookTest, EveryRuleRefusesTheBadObjectWithRotasMessage) {
       {"Job queue label while running",
        {"label", "job", "running", "-n", n, "--overwrite", "kueue.x-k8s.io/queue-name=b"},
        "",
-       "metadata.labels[kueue.x-k8s.io/queue-name]: cannot change from \"a\" to \"b\" while the Job is admitted"},
+       "metadata.labels[kueue.x-k8s.io/queue-name]: cannot change from \"gpu\" to \"b\" while the Job is admitted"},
       {"Job priority class",
        {"create", "-n", n, "-f", "-"},
        JobManifest("urgent", "    kueue.x-k8s.io/queue-name: a\n    kueue.x-k8s.io/priority-class: no-such-class\n", 1, 0, "", true),
@@ -648,7 +648,8 @@ TEST_F(WebhookTest, EveryRuleRefusesTheBadObjectWithRotasMessage) {
   EXPECT_FALSE(moved.ok());
   EXPECT_NE(moved.err.find("clusterQueue"), std::string::npos) << moved.err;
   EXPECT_NE(Log().find("denied"), std::string::npos) << "rota logs its denials";
-  DeleteAll({"cohort/" + n + "-leaf", "cohort/" + n + "-root"});
+  kubectl()({"delete", "jobs", "--all", "-n", n, "--wait=true"});
+  DeleteAll({"cohort/" + n + "-leaf", "cohort/" + n + "-root", "clusterqueue/" + cq, "resourceflavor/" + flavor});
 }
 
 TEST_F(WebhookTest, ABadReviewIsA400AndANewCertificateIsServedAfterRotation) {
