@@ -20,6 +20,53 @@ std::string Rfc3339(std::chrono::system_clock::time_point t) {
 EventRecorder::EventRecorder(Client& client, std::string component, int burst, std::chrono::seconds refill)
     : client_(client), component_(std::move(component)), burst_(burst), refill_(refill) {}
 
+EventRecorder::~EventRecorder() {
+  {
+    std::lock_guard<std::mutex> l(queue_mu_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  queue_cv_.notify_all();
+  for (auto& t : senders_) t.join();
+}
+
+bool EventRecorder::Post(const ObjectReference& object, const std::string& type, const std::string& reason,
+                         const std::string& message) {
+  {
+    std::lock_guard<std::mutex> l(queue_mu_);
+    if (stopping_) return false;
+    if (queue_.size() >= kMaxQueued) {
+      ++dropped_;
+      return false;
+    }
+    queue_.push_back({object, type, reason, message});
+    if (senders_.empty()) {
+      for (int i = 0; i < 4; ++i) senders_.emplace_back([this] { Send(); });
+    }
+  }
+  queue_cv_.notify_one();
+  return true;
+}
+
+uint64_t EventRecorder::dropped() const {
+  std::lock_guard<std::mutex> l(queue_mu_);
+  return dropped_;
+}
+
+void EventRecorder::Send() {
+  for (;;) {
+    Queued q;
+    {
+      std::unique_lock<std::mutex> l(queue_mu_);
+      queue_cv_.wait(l, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      q = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Record(q.object, q.type, q.reason, q.message);
+  }
+}
+
 bool EventRecorder::Record(const ObjectReference& object, const std::string& type,
                            const std::string& reason, const std::string& message) {
   Clock& clock = client_.clock();
@@ -28,6 +75,17 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
   const std::string object_key = object.uid.empty() ? object.ns + "/" + object.kind + "/" + object.name : object.uid;
   const auto key = std::make_tuple(object_key, type, reason, message);
   std::unique_lock<std::mutex> l(mu_);
+  // Forget what no longer matters (older than the 10-minute window, buckets full again), so that
+  // a long-running controller over many short-lived objects does not grow without bound.
+  if (now - last_prune_ > std::chrono::minutes(1)) {
+    last_prune_ = now;
+    for (auto i = seen_.begin(); i != seen_.end();) i = now - i->second.last >= std::chrono::minutes(10) ? seen_.erase(i) : std::next(i);
+    for (auto i = buckets_.begin(); i != buckets_.end();) {
+      const double refilled = i->second.tokens + std::chrono::duration<double>(now - i->second.last).count() /
+                                                     static_cast<double>(refill_.count());
+      i = refilled >= burst_ ? buckets_.erase(i) : std::next(i);
+    }
+  }
   auto seen = seen_.find(key);
   if (seen != seen_.end() && now - seen->second.last < std::chrono::minutes(10)) {
     Seen& s = seen->second;

@@ -129,7 +129,7 @@ JobController::JobController(apiclient::Client& client, QueueController& queues,
 }
 
 void JobController::Event(const JobInfo& job, const std::string& reason, const std::string& message) {
-  if (events_) events_->Record({"batch/v1", "Job", job.ns, job.name, job.uid}, "Normal", reason, message);
+  if (events_) events_->Post({"batch/v1", "Job", job.ns, job.name, job.uid}, "Normal", reason, message);
 }
 
 JobController::~JobController() {

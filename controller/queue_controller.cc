@@ -645,11 +645,11 @@ void QueueController::Pass() {
       for (const auto& cond : c)
         if (cond["type"] == wc::kQuotaReserved) evs.push_back({it->second, "Warning", "Pending", cond["message"]});
     }
-    ParallelFor(evs.size(), 4, [&](size_t i) {
-      const Ev& e = evs[i];
-      events_->Record({std::string(api::kApiVersion), "Workload", e.w->metadata.namespace_, e.w->metadata.name, e.w->metadata.uid},
-                      e.type, e.reason, e.message);
-    });
+    // Off the scheduling loop: the next pass does not wait for Events.
+    for (const Ev& e : evs) {
+      events_->Post({std::string(api::kApiVersion), "Workload", e.w->metadata.namespace_, e.w->metadata.name, e.w->metadata.uid},
+                    e.type, e.reason, e.message);
+    }
   }
   for (const auto& a : d.admitted) log_("info", "admitted " + a.workload + " in ClusterQueue " + a.cluster_queue);
   for (const auto& p : d.preempted) {

@@ -35,10 +35,23 @@ kubectl get clusterqueues
 echo
 echo "== rota run"
 # Metrics and health on ports the system picks (so nothing else on the machine is in the way).
-printf 'metrics: {bindAddress: "127.0.0.1:0"}\nhealth: {bindAddress: "127.0.0.1:0"}\n' >"$STATE/rota.yaml"
+# Admission webhooks over HTTPS on 127.0.0.1 with the certificate hack/cluster.sh issued.
+certs=$("$REPO/hack/webhooks.sh" cert-dir)
+printf 'metrics: {bindAddress: "127.0.0.1:0"}\nhealth: {bindAddress: "127.0.0.1:0"}\nwebhook: {bindAddress: "127.0.0.1:0", certFile: %s, keyFile: %s}\n' \
+  "$certs/tls.crt" "$certs/tls.key" >"$STATE/rota.yaml"
 "$REPO/build/bin/rota" run --kubeconfig "$KUBECONFIG" --config "$STATE/rota.yaml" 2>"$STATE/rota.log" &
 rota_pid=$!
-trap 'kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true' EXIT
+# The webhooks go with rota: a cluster left running must not call a webhook nobody serves.
+trap '"$REPO/hack/webhooks.sh" unregister >/dev/null 2>&1; kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true' EXIT
+webhook_port=""
+for _ in $(seq 1 50); do
+  webhook_port=$(sed -n 's/.*admission webhooks over HTTPS on port \([0-9]*\).*/\1/p' "$STATE/rota.log" | head -n 1)
+  [[ -n $webhook_port ]] && break
+  sleep 0.2
+done
+[[ -n $webhook_port ]] || { echo "rota did not start its webhook server:"; cat "$STATE/rota.log"; exit 1; }
+"$REPO/hack/webhooks.sh" register "$webhook_port" 2>/dev/null
+echo "rota serves its admission webhooks on https://127.0.0.1:$webhook_port (registered with the apiserver)"
 
 # Waits until `kubectl get job NAME -n NS` has .spec.suspend == $3.
 wait_job() {
@@ -64,6 +77,28 @@ wait_job team-llm llm-finetune false
 sleep 3
 
 echo
+echo "== The webhooks: a Job submitted without spec.suspend is created suspended (it waits for its"
+echo "   queue instead of grabbing GPUs), and changing a running Job's queue is refused"
+kubectl create -n team-vision -f - <<'YAML' >/dev/null
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: forgot-suspend
+  labels: {kueue.x-k8s.io/queue-name: gpu}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: train
+        image: registry.example/train:1
+        resources: {limits: {nvidia.com/gpu: "1"}}
+YAML
+echo "  kubectl create job forgot-suspend (no spec.suspend): spec.suspend=$(kubectl get job forgot-suspend -n team-vision -o jsonpath='{.spec.suspend}')"
+echo "  \$ kubectl label job llm-finetune -n team-llm kueue.x-k8s.io/queue-name=other --overwrite"
+kubectl label job llm-finetune -n team-llm kueue.x-k8s.io/queue-name=other --overwrite 2>&1 | sed 's/^/  /' || true
+
+echo
 kubectl get jobs -A -o custom-columns='NAMESPACE:.metadata.namespace,JOB:.metadata.name,SUSPENDED:.spec.suspend,PARALLELISM:.spec.parallelism,RUNNING PODS:.status.active,NODE SELECTOR:.spec.template.spec.nodeSelector'
 echo
 kubectl get workloads -A -o custom-columns='NAMESPACE:.metadata.namespace,WORKLOAD:.metadata.name,CLUSTERQUEUE:.status.admission.clusterQueue,ADMITTED:.status.conditions[?(@.type=="Admitted")].status,PREEMPTED:.status.conditions[?(@.type=="Preempted")].reason,WHY:.status.conditions[?(@.type=="QuotaReserved")].message'
@@ -78,6 +113,7 @@ if [[ -n $metrics_port ]]; then
   curl -s "http://127.0.0.1:$metrics_port/metrics" |
     grep -E '^kueue_(admitted_workloads_total|preempted_workloads_total|cluster_queue_resource_usage\{cluster_queue="team-(llm|vision)",flavor="a100-80gb")' || true
 fi
+"$REPO/hack/webhooks.sh" unregister >/dev/null 2>&1
 kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true
 trap - EXIT
 
@@ -92,4 +128,5 @@ echo
 echo "The cluster is still running (rota is not). Try it yourself:"
 echo "  $(tail -n 1 <<<"$up")"
 echo "  build/bin/rota run &      # then: kubectl get clusterqueues,workloads -A"
+echo "  (with webhooks: build/bin/rota run --config $STATE/rota.yaml, then hack/webhooks.sh register PORT)"
 echo "Stop it with: make cluster-down"

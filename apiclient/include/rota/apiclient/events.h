@@ -5,13 +5,18 @@
 // Event's count instead of creating a new one, and each object gets at most `burst` distinct
 // events, refilled one per `refill` — so a busy controller cannot flood the apiserver.
 //
-// Thread-safe; calls are synchronous (run them off hot paths).
+// Thread-safe. Record() writes before it returns; Post() queues the event for background
+// senders and returns at once, so that a controller's loop never waits on Events.
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <tuple>
+#include <vector>
 
 #include "rota/apiclient/client.h"
 
@@ -29,13 +34,28 @@ class EventRecorder {
  public:
   EventRecorder(Client& client, std::string component, int burst = 25,
                 std::chrono::seconds refill = std::chrono::minutes(5));
+  // Stops the senders; events still queued are dropped.
+  ~EventRecorder();
 
   // `type` is "Normal" or "Warning"; `reason` a CamelCase word; `message` a sentence.
   // Returns false when the event was dropped by the spam filter or could not be written.
   bool Record(const ObjectReference& object, const std::string& type, const std::string& reason,
               const std::string& message);
 
+  // Queues the event for the background senders (started on first use). Returns false, and drops
+  // the event, when `kMaxQueued` are already waiting: Events are best effort, admissions are not.
+  bool Post(const ObjectReference& object, const std::string& type, const std::string& reason,
+            const std::string& message);
+  static constexpr size_t kMaxQueued = 20000;
+  // Events dropped because the queue was full.
+  uint64_t dropped() const;
+
  private:
+  struct Queued {
+    ObjectReference object;
+    std::string type, reason, message;
+  };
+  void Send();
   struct Seen {
     std::string event_name;
     std::string event_namespace;
@@ -55,6 +75,14 @@ class EventRecorder {
   std::map<std::tuple<std::string, std::string, std::string, std::string>, Seen> seen_;
   std::map<std::string, Bucket> buckets_;  // per object uid (or key)
   uint64_t serial_ = 0;
+  Clock::TimePoint last_prune_{};
+
+  mutable std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<Queued> queue_;
+  std::vector<std::thread> senders_;
+  bool stopping_ = false;
+  uint64_t dropped_ = 0;
 };
 
 }  // namespace rota::apiclient
