@@ -55,9 +55,15 @@ rota::controller::HttpReply ServeWebhook(const std::string& path, std::string_vi
     log("warn", "webhook " + path + ": bad AdmissionReview (" + std::to_string(body.size()) + " bytes): " + req.status().message());
     reply = {400, "text/plain; charset=utf-8", "bad AdmissionReview: " + req.status().message() + "\n"};
   } else {
-    const rota::webhook::AdmissionResponse res = route->handle(*req, view);
-    if (!res.allowed) log("info", "webhook " + path + " denied " + req->operation + ": " + res.message);
-    reply = {200, "application/json", rota::webhook::EncodeAdmissionReview(req->uid, res)};
+    try {
+      const rota::webhook::AdmissionResponse res = route->handle(*req, view);
+      if (!res.allowed) log("info", "webhook " + path + " denied " + req->operation + ": " + res.message);
+      reply = {200, "application/json", rota::webhook::EncodeAdmissionReview(req->uid, res)};
+    } catch (const std::exception& e) {
+      // A bug in a rule (the fuzzer looks for them) must cost one request, not the process.
+      log("error", "webhook " + path + " failed on " + req->operation + " " + req->kind + " " + req->namespace_ + "/" + req->name + ": " + e.what());
+      reply = {500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n"};
+    }
   }
   metrics.Add("controller_runtime_webhook_requests_total", {{"webhook", path}, {"code", std::to_string(reply.status)}});
   metrics.Observe("controller_runtime_webhook_latency_seconds", {{"webhook", path}},

@@ -13,19 +13,6 @@ constexpr std::string_view kQueueLabel = "kueue.x-k8s.io/queue-name";
 constexpr std::string_view kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
 constexpr std::string_view kMinParallelism = "kueue.x-k8s.io/job-min-parallelism";
 
-// `Job "train" in namespace "ml"`, or with generateName when the name is not chosen yet.
-std::string Describe(const std::string& kind, const AdmissionRequest& req, const Json& obj) {
-  const Json meta = obj.is_object() ? obj.value("metadata", Json::object()) : Json::object();
-  std::string name = meta.is_object() ? meta.value("name", std::string()) : std::string();
-  if (name.empty()) name = req.name;
-  std::string who = kind + " \"" + name + "\"";
-  if (name.empty() && meta.is_object() && meta.contains("generateName") && meta["generateName"].is_string()) {
-    who = kind + " (generateName \"" + meta["generateName"].get<std::string>() + "\")";
-  }
-  if (!req.namespace_.empty()) who += " in namespace \"" + req.namespace_ + "\"";
-  return who;
-}
-
 // A string at `path` in `obj` ("" when absent or not a string).
 std::string Str(const Json& obj, std::initializer_list<const char*> path) {
   const Json* cur = &obj;
@@ -50,6 +37,18 @@ const Json& Member(const Json& obj, std::initializer_list<const char*> path) {
   return *cur;
 }
 
+// `Job "train" in namespace "ml"`, or with generateName when the name is not chosen yet.
+std::string Describe(const std::string& kind, const AdmissionRequest& req, const Json& obj) {
+  std::string name = Str(obj, {"metadata", "name"});
+  if (name.empty()) name = req.name;
+  std::string who = kind + " \"" + name + "\"";
+  if (const std::string generate = Str(obj, {"metadata", "generateName"}); name.empty() && !generate.empty()) {
+    who = kind + " (generateName \"" + generate + "\")";
+  }
+  if (!req.namespace_.empty()) who += " in namespace \"" + req.namespace_ + "\"";
+  return who;
+}
+
 std::string Label(const Json& obj, std::string_view key) {
   const Json& labels = Member(obj, {"metadata", "labels"});
   if (!labels.is_object()) return "";
@@ -63,6 +62,9 @@ bool HasLabel(const Json& obj, std::string_view key) {
 }
 
 std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// JSON text of a value for a message; bytes that are not UTF-8 become U+FFFD instead of throwing.
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -91,7 +93,7 @@ bool OwnedByAController(const Json& obj) {
   const Json& refs = Member(obj, {"metadata", "ownerReferences"});
   if (!refs.is_array()) return false;
   for (const Json& r : refs)
-    if (r.is_object() && r.value("controller", false)) return true;
+    if (const Json& c = Member(r, {"controller"}); c.is_boolean() && c.get<bool>()) return true;
   return false;
 }
 
@@ -110,7 +112,7 @@ void CheckContainerResources(const Json& pod_spec, const std::string& field, std
         for (auto it = m.begin(); it != m.end(); ++it) {
           auto q = it->is_string() ? Quantity::Parse(it->get<std::string>()) : Result<Quantity>(InvalidArgument("not a quantity"));
           if (!q.ok()) {
-            errors.push_back(at + "." + key + "[" + it.key() + "]: " + it->dump() + " is not a valid quantity");
+            errors.push_back(at + "." + key + "[" + it.key() + "]: " + Dump(*it) + " is not a valid quantity");
             continue;
           }
           (*out)[it.key()] = q->milli();
@@ -141,7 +143,7 @@ bool HoldsQuota(const Json& wl) {
   const Json& conds = Member(wl, {"status", "conditions"});
   if (!conds.is_array()) return false;
   for (const Json& c : conds)
-    if (c.is_object() && c.value("type", "") == "QuotaReserved" && c.value("status", "") == "True") return true;
+    if (Str(c, {"type"}) == "QuotaReserved" && Str(c, {"status"}) == "True") return true;
   return false;
 }
 
@@ -224,10 +226,15 @@ AdmissionResponse ValidateJob(const AdmissionRequest& req, const ClusterView& vi
     errors.push_back("metadata.labels[" + std::string(kPriorityClassLabel) + "]: WorkloadPriorityClass " + Quote(cls) +
                      " does not exist; create it or name an existing one (kubectl get workloadpriorityclasses)");
   }
+  // Checked when set or changed: on admission rota itself lowers spec.parallelism to the admitted
+  // count, which may then equal the annotation.
   const Json& ann = Member(job, {"metadata", "annotations"});
-  if (ann.is_object() && ann.contains(std::string(kMinParallelism))) {
+  const Json& old_ann = Member(req.old_object, {"metadata", "annotations"});
+  auto min_of = [](const Json& a) { return a.is_object() && a.contains(std::string(kMinParallelism)) ? a[std::string(kMinParallelism)] : Json(); };
+  const bool min_changed = req.operation == "CREATE" || min_of(old_ann) != min_of(ann);
+  if (ann.is_object() && ann.contains(std::string(kMinParallelism)) && min_changed) {
     const Json& v = ann[std::string(kMinParallelism)];
-    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    const std::string text = v.is_string() ? v.get<std::string>() : Dump(v);
     const Json& par = Member(job, {"spec", "parallelism"});
     const int64_t parallelism = par.is_number_integer() ? par.get<int64_t>() : 1;
     int64_t n = 0;
@@ -364,7 +371,7 @@ AdmissionResponse ValidateResourceFlavor(const AdmissionRequest& req, const Clus
     for (auto it = labels.begin(); it != labels.end(); ++it) {
       const std::string at = "spec.nodeLabels[" + it.key() + "]";
       if (std::string why = CheckQualifiedName(it.key()); !why.empty()) errors.push_back(at + ": the key is not a valid label key: " + why);
-      const std::string v = it->is_string() ? it->get<std::string>() : it->dump();
+      const std::string v = it->is_string() ? it->get<std::string>() : Dump(*it);
       if (std::string why = CheckLabelValue(v); !why.empty()) errors.push_back(at + ": " + Quote(v) + " is not a valid label value: it " + why);
     }
   }

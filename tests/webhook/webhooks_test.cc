@@ -155,6 +155,12 @@ TEST(ValidateJobTest, PriorityClassMustExistAndQueueNameMustBeAName) {
   r = ValidateJob(Parse(Review("CREATE", partial)), view);
   ASSERT_FALSE(r.allowed);
   EXPECT_NE(r.message.find("must be a whole number greater than 0 and less than spec.parallelism (4)"), std::string::npos) << r.message;
+  // Partial admission: rota lowers parallelism to the admitted count (here the minimum); allowed.
+  partial["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = "2";
+  Json admitted = partial;
+  admitted["spec"]["parallelism"] = 2;
+  admitted["spec"]["suspend"] = false;
+  EXPECT_TRUE(ValidateJob(Parse(Review("UPDATE", admitted, partial)), view).allowed);
 }
 
 Json Workload(int count, const Json& min_count, const Json& resources) {
@@ -274,6 +280,37 @@ TEST(NameSyntaxTest, FollowsKubernetesRules) {
   EXPECT_NE(CheckQualifiedName(std::string(64, 'a')), "");
   EXPECT_EQ(CheckLabelValue(""), "");
   EXPECT_NE(CheckLabelValue("ends-"), "");
+}
+
+}  // namespace
+}  // namespace rota::webhook
+
+namespace rota::webhook {
+namespace {
+
+// Objects with fields of the wrong type (a review the apiserver would not send, but anyone can
+// POST): every rule answers, none throws.
+TEST(WebhookRobustnessTest, WrongTypesAreAnsweredNotThrown) {
+  FakeView view;
+  const Json odd = Json::parse(R"({"metadata":{"name":5,"generateName":[],"labels":{"kueue.x-k8s.io/queue-name":7},
+    "annotations":{"kueue.x-k8s.io/job-min-parallelism":{"a":1}},"ownerReferences":[{"controller":"yes"},3]},
+    "spec":{"suspend":"no","parallelism":-3,"parentName":9,"clusterQueue":[],"podSets":[{"count":"x","minCount":9,
+    "template":{"spec":{"containers":[{"resources":{"requests":{"cpu":[1]},"limits":"x"}}]}}}],
+    "nodeLabels":{"k":1},"nodeTaints":[1,{"key":2}],"tolerations":"t"},
+    "status":{"conditions":[{"type":1,"status":true}],"admission":{}}})");
+  const Json old = Json::parse(R"({"metadata":{"annotations":3,"labels":[]},"spec":7,"status":{"conditions":[{"type":"QuotaReserved","status":"True"}]}})");
+  for (const auto& route : Routes()) {
+    for (const char* op : {"CREATE", "UPDATE"}) {
+      AdmissionRequest req = Parse(Review(op, odd, std::string(op) == "UPDATE" ? old : Json(nullptr)));
+      AdmissionResponse r;
+      EXPECT_NO_THROW(r = route.handle(req, view)) << route.path << " " << op;
+      EXPECT_NO_THROW(EncodeAdmissionReview(req.uid, r)) << route.path;
+    }
+  }
+  // The Workload rule still reads what it can: the quantity that is not one is named.
+  AdmissionResponse r = ValidateWorkload(Parse(Review("CREATE", odd)), view);
+  EXPECT_FALSE(r.allowed);
+  EXPECT_NE(r.message.find("requests[cpu]: [1] is not a valid quantity"), std::string::npos) << r.message;
 }
 
 }  // namespace
