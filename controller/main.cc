@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -205,6 +206,14 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
           if (worker.joinable()) worker.join();
         });
   }
+  // The peak resident size of this program image (VmHWM): what a harness that measures
+  // rusage may not show, since a process started with vfork+exec inherits its parent's peak.
+  std::string peak = "?";
+  if (std::ifstream status("/proc/self/status"); status) {
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("VmHWM:", 0) == 0) peak = line.substr(line.find_first_not_of(" \t", 6));
+  }
+  log("info", "peak resident memory (VmHWM): " + peak);
   const auto s = controller.stats();
   log("info", "stopped after " + std::to_string(s.passes) + " passes: " + std::to_string(s.admitted) + " admitted, " +
                   std::to_string(s.preempted) + " preempted, " + std::to_string(s.status_writes) + " status writes");
@@ -214,6 +223,10 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
 }  // namespace
 
 int main(int argc, char** argv) {
+  // glibc gives each thread that allocates its own arena (up to 8 per core), and memory freed in
+  // one is not reused by another: with informer, writer and event threads that multiplies the
+  // resident size for nothing. Two arenas keep rota's footprint close to what it holds.
+  mallopt(M_ARENA_MAX, 2);
   CLI::App app{"rota: a batch-queue controller for shared GPU clusters, speaking Kueue's API"};
   app.require_subcommand(1);
 

@@ -49,7 +49,14 @@ def load(out, scenario, controller):
             if labels.get("verb") in ("CREATE", "APPLY", "PATCH", "UPDATE", "DELETE") and labels.get("group") == "kueue.x-k8s.io":
                 key = labels.get("resource", "") + ("/" + labels["subresource"] if labels.get("subresource") else "") + " " + labels["verb"]
                 writes[key] = writes.get(key, 0) + int(float(line.split()[-1]))
+    own_peak = None  # rota logs its own VmHWM when it stops
+    log = os.path.join(d, "rota.log")
+    if os.path.exists(log):
+        for line in open(log, errors="replace"):
+            if "peak resident memory (VmHWM): " in line:
+                own_peak = float(line.rsplit(": ", 1)[1].split()[0]) / 1024.0
     return {
+        "ownPeakRssMiB": own_peak,
         "apiserverCpuSeconds": apiserver_cpu,
         "etcdCpuSeconds": etcd_cpu,
         "kueueApiWrites": writes,
@@ -82,6 +89,7 @@ def main():
     metrics += [("queue usage (%)", lambda r: r["queueUsagePercent"]),
                 ("controller CPU, user+sys (s)", lambda r: r["cpuSeconds"]),
                 ("controller max RSS (MiB)", lambda r: r["maxRssMiB"]),
+                ("  own peak as rota logs it, VmHWM (MiB)", lambda r: r["ownPeakRssMiB"]),
                 ("evictions", lambda r: r["evictions"]),
                 ("kube-apiserver CPU (s)", lambda r: r["apiserverCpuSeconds"]),
                 ("etcd CPU (s)", lambda r: r["etcdCpuSeconds"]),
@@ -95,12 +103,14 @@ def main():
     table = {}
     for name, f in metrics:
         vals = [f(res[c]) for c in cols]
-        line = f"| {name} | " + " | ".join(f"{v:.1f}" if isinstance(v, float) else str(v) for v in vals)
+        line = f"| {name} | " + " | ".join("-" if v is None else f"{v:.1f}" if isinstance(v, float) else str(v) for v in vals)
         if ratio:
-            k = f(res["kueue"])
-            q = f(res["rota"]) / k if k else float("nan")
-            line += f" | {q:.2f}"
-            table[name] = q
+            k, r = f(res["kueue"]), f(res["rota"])
+            if k and r is not None:
+                table[name] = r / k
+                line += f" | {r / k:.2f}"
+            else:
+                line += " | -"
         print(line + " |")
     if ratio:
         report["ratios"] = table

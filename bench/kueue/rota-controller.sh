@@ -24,6 +24,7 @@ metrics='"0"'; ((metrics_port)) && metrics="\"127.0.0.1:$metrics_port\""
 cat > "$config" <<YAML
 metrics: {bindAddress: $metrics}
 health: {bindAddress: "0"}
-logging: {level: ${ROTA_LOG_LEVEL:-warn}}
+logging: {level: ${ROTA_LOG_LEVEL:-info}}
 YAML
-exec "$rota" run --kubeconfig "$kubeconfig" --config "$config"
+# rota's log goes next to the runner's output (the kubeconfig's directory), at info level.
+exec "$rota" run --kubeconfig "$kubeconfig" --config "$config" 2>>"$(dirname "$kubeconfig")/rota.log"
