@@ -14,12 +14,7 @@ CACHE=${ROTA_CACHE:-$HOME/.cache/rota}
 OUT=$CACHE/kueue-$KUEUE_VERSION
 MODULE=sigs.k8s.io/kueue
 
-export GOTOOLCHAIN=local
-export GOPATH=$CACHE/go
-export GOMODCACHE=$CACHE/go/mod
-export GOCACHE=$CACHE/go/build
-export GOFLAGS=-mod=mod
-export CGO_ENABLED=0
+source "$(dirname "${BASH_SOURCE[0]}")/../hack/go-env.sh"
 export PATH=/usr/local/go/bin:$PATH
 
 log() { printf '[build-kueue] %s\n' "$*" >&2; }

@@ -1,5 +1,7 @@
 #include "http_server.h"
 
+#include "listen.h"
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -57,27 +59,32 @@ struct HttpServer::Impl {
   }
 };
 
-Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address, std::map<std::string, Handler> routes) {
+Status Listen(tcp::acceptor& acceptor, const std::string& address) {
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos) return InvalidArgument("\"" + address + "\" is not host:port");
   std::string host = address.substr(0, colon);
-  int port;
+  int port = -1;
   try {
     port = std::stoi(address.substr(colon + 1));
   } catch (...) {
-    return InvalidArgument("\"" + address + "\" has no valid port");
   }
+  if (port < 0 || port > 65535) return InvalidArgument("\"" + address + "\" has no valid port");
   if (host.empty()) host = "0.0.0.0";
-  auto impl = std::make_unique<Impl>();
-  impl->routes = std::move(routes);
   beast::error_code ec;
   tcp::endpoint ep(asio::ip::make_address(host, ec), static_cast<unsigned short>(port));
   if (ec) return InvalidArgument("\"" + host + "\" is not an IP address");
-  impl->acceptor.open(ep.protocol(), ec);
-  if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) impl->acceptor.bind(ep, ec);
-  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  acceptor.open(ep.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(ep, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return InvalidArgument("cannot listen on " + address + ": " + ec.message());
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address, std::map<std::string, Handler> routes) {
+  auto impl = std::make_unique<Impl>();
+  impl->routes = std::move(routes);
+  if (Status s = Listen(impl->acceptor, address); !s.ok()) return s;
   const int bound = impl->acceptor.local_endpoint().port();
   impl->Accept();
   Impl* raw = impl.get();

@@ -1,5 +1,7 @@
 #include "https_server.h"
 
+#include "listen.h"
+
 #include <sys/stat.h>
 
 #include <atomic>
@@ -204,16 +206,6 @@ struct HttpsServer::Impl {
 
 Result<std::unique_ptr<HttpsServer>> HttpsServer::Start(HttpsOptions options, std::map<std::string, GetHandler> get_routes,
                                                         PostHandler post, Logger log) {
-  const size_t colon = options.address.rfind(':');
-  if (colon == std::string::npos) return InvalidArgument("\"" + options.address + "\" is not host:port");
-  std::string host = options.address.substr(0, colon);
-  int port = -1;
-  try {
-    port = std::stoi(options.address.substr(colon + 1));
-  } catch (...) {
-  }
-  if (port < 0 || port > 65535) return InvalidArgument("\"" + options.address + "\" has no valid port");
-  if (host.empty()) host = "0.0.0.0";
   auto impl = std::make_shared<Impl>();
   auto ctx = LoadContext(options.cert_file, options.key_file);
   if (!ctx.ok()) return ctx.status();
@@ -225,14 +217,7 @@ Result<std::unique_ptr<HttpsServer>> HttpsServer::Start(HttpsOptions options, st
   impl->get_routes = std::move(get_routes);
   impl->post = std::move(post);
   impl->log = std::move(log);
-  beast::error_code ec;
-  tcp::endpoint ep(asio::ip::make_address(host, ec), static_cast<unsigned short>(port));
-  if (ec) return InvalidArgument("\"" + host + "\" is not an IP address");
-  impl->acceptor.open(ep.protocol(), ec);
-  if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) impl->acceptor.bind(ep, ec);
-  if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return InvalidArgument("cannot listen on " + impl->options.address + ": " + ec.message());
+  if (Status s = Listen(impl->acceptor, impl->options.address); !s.ok()) return s;
   impl->port = impl->acceptor.local_endpoint().port();
   impl->Accept();
   for (int i = 0; i < std::max(1, impl->options.threads); ++i) {

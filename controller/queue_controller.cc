@@ -235,13 +235,16 @@ bool QueueController::QueueStatusDeferred(const std::string& key, std::chrono::s
   constexpr auto kQueueStatusInterval = std::chrono::milliseconds(1000);
   auto it = queue_written_.find(key);
   if (it != queue_written_.end() && now - it->second < kQueueStatusInterval) {
-    const auto due = it->second + kQueueStatusInterval;
-    std::lock_guard<std::mutex> l(mu_);
-    if (!wake_at_ || due < *wake_at_) wake_at_ = due;
+    WakeAt(it->second + kQueueStatusInterval);
     return true;
   }
   queue_written_[key] = now;
   return false;
+}
+
+void QueueController::WakeAt(std::chrono::steady_clock::time_point due) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!wake_at_ || due < *wake_at_) wake_at_ = due;
 }
 
 void QueueController::MarkDirty() {
@@ -351,10 +354,6 @@ void QueueController::Pass() {
   constexpr size_t kPendingWritesPerPass = 200;
   constexpr std::chrono::seconds kFirstPendingDelay(2);
   constexpr std::chrono::seconds kPendingMessageInterval(30);
-  auto defer_until = [this](std::chrono::steady_clock::time_point due) {
-    std::lock_guard<std::mutex> l(mu_);
-    if (!wake_at_ || due < *wake_at_) wake_at_ = due;
-  };
   std::vector<Write> writes, pending_writes;
   bool more_pending = false;
   auto workload_body = [](const api::Workload& w, Json status) {
@@ -412,8 +411,7 @@ void QueueController::Pass() {
     for (const auto& w : state.workloads) {
       if (!w.status || !w.status->admission) continue;
       const std::string key = w.metadata.namespace_ + "/" + w.metadata.name;
-      const api::Condition* fin = api::FindCondition(w.status->conditions, wc::kFinished);
-      if (decided.count(key) || (fin && fin->status == api::ConditionStatus::kTrue)) continue;
+      if (decided.count(key) || IsFinished(w)) continue;
       const bool by_cq = draining_cqs.count(w.status->admission->cluster_queue) > 0;
       if (!by_cq && !draining_lqs.count(w.metadata.namespace_ + "/" + w.spec.queue_name)) continue;
       const std::string reason = by_cq ? "ClusterQueueStopped" : "LocalQueueStopped";
@@ -446,11 +444,11 @@ void QueueController::Pass() {
     if (!qr) {
       auto created = api::ParseTime(w.metadata.creation_timestamp);
       if (created.ok() && state.now - *created < kFirstPendingDelay.count()) {
-        defer_until(pass_start + kFirstPendingDelay);
+        WakeAt(pass_start + kFirstPendingDelay);
         continue;
       }
     } else if (same_reason && last != pending_written_.end() && pass_start - last->second < kPendingMessageInterval) {
-      defer_until(last->second + kPendingMessageInterval);
+      WakeAt(last->second + kPendingMessageInterval);
       continue;
     }
     if (pending_writes.size() >= kPendingWritesPerPass) {

@@ -107,6 +107,8 @@ class QueueController {
 
   // Queue status writes, per "clusterqueues/NAME" or "localqueues/NS/NAME": when last written.
   bool QueueStatusDeferred(const std::string& key, std::chrono::steady_clock::time_point now);
+  // Makes the loop run a pass by `due` even if nothing changes (a deferred write is then due).
+  void WakeAt(std::chrono::steady_clock::time_point due);
   std::map<std::string, std::chrono::steady_clock::time_point> queue_written_;
   // Pending workloads: when their pending condition was last written (by "ns/name").
   std::map<std::string, std::chrono::steady_clock::time_point> pending_written_;

@@ -16,12 +16,7 @@ OUT=$CACHE/k8s-$K8S_VERSION
 BIN=$OUT/bin
 BINARIES=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
 
-export GOTOOLCHAIN=local
-export GOPATH=$CACHE/go
-export GOMODCACHE=$CACHE/go/mod
-export GOCACHE=$CACHE/go/build
-export GOFLAGS=-mod=mod
-export CGO_ENABLED=0
+source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
 
 log() { printf '[build-k8s] %s\n' "$*" >&2; }
 

@@ -81,33 +81,32 @@ wait_for() {
   done
 }
 
+# issue_cert BASE SUBJECT EXTENSIONS: a key BASE.key and a certificate BASE.crt signed by the
+# local CA, with the given subject and X.509 extensions (printf format).
+issue_cert() {
+  openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$1.key" -out "$1.csr" 2>/dev/null
+  printf "$3" >"$1.ext"
+  openssl x509 -req -in "$1.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
+    -days "$days" -extfile "$1.ext" -out "$1.crt" 2>/dev/null
+}
+
 make_pki() {
   mkdir -p "$PKI"
   local days=3650
   openssl req -x509 -newkey rsa:2048 -nodes -days $days -subj "/CN=rota-local-ca" \
     -keyout "$PKI/ca.key" -out "$PKI/ca.crt" 2>/dev/null
   # Serving certificate for kube-apiserver.
-  openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" \
-    -keyout "$PKI/apiserver.key" -out "$PKI/apiserver.csr" 2>/dev/null
-  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1\nextendedKeyUsage=serverAuth\n' \
-    >"$PKI/apiserver.ext"
-  openssl x509 -req -in "$PKI/apiserver.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
-    -days $days -extfile "$PKI/apiserver.ext" -out "$PKI/apiserver.crt" 2>/dev/null
+  issue_cert "$PKI/apiserver" "/CN=kube-apiserver" \
+    'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:10.0.0.1\nextendedKeyUsage=serverAuth\n'
   # Admin client certificate (group system:masters) used by the kubeconfig.
-  openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=rota-admin" \
-    -keyout "$PKI/admin.key" -out "$PKI/admin.csr" 2>/dev/null
-  printf 'extendedKeyUsage=clientAuth\n' >"$PKI/admin.ext"
-  openssl x509 -req -in "$PKI/admin.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
-    -days $days -extfile "$PKI/admin.ext" -out "$PKI/admin.crt" 2>/dev/null
+  issue_cert "$PKI/admin" "/O=system:masters/CN=rota-admin" 'extendedKeyUsage=clientAuth\n'
   # Serving certificate for rota's admission webhooks on 127.0.0.1 (the apiserver calls rota
   # there; hack/webhooks.sh registers the webhooks with this CA), in cert-manager's file names.
   mkdir -p "$PKI/webhook"
-  openssl req -newkey rsa:2048 -nodes -subj "/CN=rota-webhook" \
-    -keyout "$PKI/webhook/tls.key" -out "$PKI/webhook.csr" 2>/dev/null
-  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:rota-webhook-service.rota-system.svc\nextendedKeyUsage=serverAuth\n' \
-    >"$PKI/webhook.ext"
-  openssl x509 -req -in "$PKI/webhook.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
-    -days $days -extfile "$PKI/webhook.ext" -out "$PKI/webhook/tls.crt" 2>/dev/null
+  issue_cert "$PKI/webhook" "/CN=rota-webhook" \
+    'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:rota-webhook-service.rota-system.svc\nextendedKeyUsage=serverAuth\n'
+  mv "$PKI/webhook.crt" "$PKI/webhook/tls.crt"
+  mv "$PKI/webhook.key" "$PKI/webhook/tls.key"
   # Service account token signing keys.
   openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
   openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
