@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -197,6 +198,9 @@ class Scheduler {
   void Release(Workload& w);
   // Tries to admit pending workload wi; returns true when it was.
   bool TryAdmit(int wi);
+  // Admits, in order, the pending workloads that fit in their ClusterQueue's nominal quota
+  // without borrowing or preempting.
+  void AdmitWithinNominal();
 
   const Snapshot& snap_;
   Decisions out_;
@@ -773,6 +777,32 @@ bool Scheduler::TryAdmit(int wi) {
   return true;
 }
 
+void Scheduler::AdmitWithinNominal() {
+  // Queues whose next workload would borrow or preempt: their later workloads wait for the
+  // second round too, so that nothing overtakes it within its queue.
+  std::unordered_set<int> stopped;
+  for (int wi : pending_) {
+    Workload& w = wls_[wi];
+    const WorkloadSpec& ws = *w.spec;
+    if (!ws.inadmissible_reason.empty() || w.cq < 0) continue;
+    const int ci = cq_of_node_.at(w.cq);
+    ClusterQueue& cq = cqs_[ci];
+    if (!cq.inactive.empty() || stopped.count(ci)) continue;
+    Assignment a = CachedAssign(w, cq);
+    if (a.mode != Mode::kFit || a.borrowing || !Fits(cq, w, a.needs)) {
+      // BestEffortFIFO passes over a workload that cannot be admitted at all, as the second
+      // round will.
+      const bool never = a.mode == Mode::kNoFit || (a.mode == Mode::kPreempt && !CanPreempt(cq));
+      if (!never || cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) stopped.insert(ci);
+      continue;
+    }
+    Hold(w, a.needs);
+    w.admitted = w.admitted_this_pass = true;
+    cq.admitted.push_back(wi);
+    out_.admitted.push_back({ws.key, cq.spec->name, std::move(a.pod_sets), false});
+  }
+}
+
 Decisions Scheduler::Run() {
   Index();
   BuildTree();
@@ -874,7 +904,14 @@ Decisions Scheduler::Run() {
   };
 
   if (!snap_.fair_sharing) {
-    for (int wi : pending_) consider(wi);
+    // As Kueue orders a scheduling cycle: workloads that fit in their own queue's nominal quota
+    // go before any that would borrow or preempt, whatever their priority, so that capacity
+    // freed in a cohort goes to the queue it belongs to first instead of being lent out and then
+    // taken back by preemption.
+    AdmitWithinNominal();
+    for (int wi : pending_) {
+      if (!wls_[wi].admitted) consider(wi);
+    }
   } else {
     // Queues take turns: the head whose queue would have the lowest share goes next.
     std::unordered_map<int, std::vector<int>> by_cq;

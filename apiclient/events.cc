@@ -17,8 +17,9 @@ std::string Rfc3339(std::chrono::system_clock::time_point t) {
 
 }  // namespace
 
-EventRecorder::EventRecorder(Client& client, std::string component, int burst, std::chrono::seconds refill)
-    : client_(client), component_(std::move(component)), burst_(burst), refill_(refill) {}
+EventRecorder::EventRecorder(Client& client, std::string component, EventLimits limits)
+    : client_(client), component_(std::move(component)), limits_(limits), tokens_(limits.burst),
+      tokens_at_(client.clock().Now()) {}
 
 EventRecorder::~EventRecorder() {
   {
@@ -35,13 +36,13 @@ bool EventRecorder::Post(const ObjectReference& object, const std::string& type,
   {
     std::lock_guard<std::mutex> l(queue_mu_);
     if (stopping_) return false;
-    if (queue_.size() >= kMaxQueued) {
+    if (queue_.size() >= limits_.max_queued) {
       ++dropped_;
       return false;
     }
     queue_.push_back({object, type, reason, message});
     if (senders_.empty()) {
-      for (int i = 0; i < 4; ++i) senders_.emplace_back([this] { Send(); });
+      for (int i = 0; i < 2; ++i) senders_.emplace_back([this] { Send(); });
     }
   }
   queue_cv_.notify_one();
@@ -54,12 +55,25 @@ uint64_t EventRecorder::dropped() const {
 }
 
 void EventRecorder::Send() {
+  Clock& clock = client_.clock();
   for (;;) {
     Queued q;
     {
       std::unique_lock<std::mutex> l(queue_mu_);
-      queue_cv_.wait(l, [this] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
+      for (;;) {
+        queue_cv_.wait(l, [this] { return stopping_ || !queue_.empty(); });
+        if (stopping_) return;
+        // A token per event, refilled at `qps` up to `burst`.
+        const auto now = clock.Now();
+        tokens_ = std::min<double>(limits_.burst, tokens_ + std::chrono::duration<double>(now - tokens_at_).count() * limits_.qps);
+        tokens_at_ = now;
+        if (tokens_ >= 1 || limits_.qps <= 0) break;
+        const auto wait = std::chrono::duration<double>((1 - tokens_) / limits_.qps);
+        l.unlock();
+        clock.SleepFor(std::chrono::duration_cast<Clock::Duration>(wait));
+        l.lock();
+      }
+      tokens_ -= 1;
       q = std::move(queue_.front());
       queue_.pop_front();
     }
@@ -82,8 +96,8 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
     for (auto i = seen_.begin(); i != seen_.end();) i = now - i->second.last >= std::chrono::minutes(10) ? seen_.erase(i) : std::next(i);
     for (auto i = buckets_.begin(); i != buckets_.end();) {
       const double refilled = i->second.tokens + std::chrono::duration<double>(now - i->second.last).count() /
-                                                     static_cast<double>(refill_.count());
-      i = refilled >= burst_ ? buckets_.erase(i) : std::next(i);
+                                                     static_cast<double>(limits_.per_object_refill.count());
+      i = refilled >= limits_.per_object_burst ? buckets_.erase(i) : std::next(i);
     }
   }
   auto seen = seen_.find(key);
@@ -99,11 +113,11 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
     return r.ok();
   }
   // Spam filter: a token bucket per object.
-  auto [it, fresh] = buckets_.try_emplace(object_key, Bucket{static_cast<double>(burst_), now});
+  auto [it, fresh] = buckets_.try_emplace(object_key, Bucket{static_cast<double>(limits_.per_object_burst), now});
   Bucket& b = it->second;
   if (!fresh) {
-    b.tokens = std::min<double>(burst_, b.tokens + std::chrono::duration<double>(now - b.last).count() /
-                                                       static_cast<double>(refill_.count()));
+    b.tokens = std::min<double>(limits_.per_object_burst, b.tokens + std::chrono::duration<double>(now - b.last).count() /
+                                                       static_cast<double>(limits_.per_object_refill.count()));
     b.last = now;
   }
   if (b.tokens < 1) return false;

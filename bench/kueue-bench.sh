@@ -57,10 +57,18 @@ for scenario in "${scenarios[@]}"; do
       --timeout "$timeout" --o "$dir" >"$dir/runner.log" 2>&1 &
     runner=$!
     trap 'pkill -s $runner 2>/dev/null || true' EXIT INT TERM
-    # Where the time goes: the runner's kube-apiserver and etcd CPU time, and the apiserver's
-    # request counters, sampled until the runner stops them.
+    # Where the time goes: the CPU time of the runner itself (its workload generator and
+    # finisher share the machine) and of its kube-apiserver and etcd, and the apiserver's request
+    # counters, sampled until the runner stops them. BENCH_APISERVER_PROFILE=N also takes an
+    # N-second CPU profile of the apiserver (pprof) a minute into the run.
     (
+      if [[ -n ${BENCH_APISERVER_PROFILE:-} ]]; then
+        (sleep 60 && "$K8S_BIN/kubectl" --kubeconfig "$dir/kubeconfig" get --raw \
+           "/debug/pprof/profile?seconds=$BENCH_APISERVER_PROFILE" >"$dir/kube-apiserver.pprof" 2>/dev/null) &
+      fi
       while kill -0 $runner 2>/dev/null; do
+        awk '{print "runner", ($14 + $15) / 100}' "/proc/$runner/stat" 2>/dev/null >"$dir/runner.cpu.tmp" &&
+          mv "$dir/runner.cpu.tmp" "$dir/runner.cpu"
         for c in kube-apiserver etcd; do
           for p in $(pgrep -s $runner -x "$c"); do
             awk -v c="$c" '{print c, ($14 + $15) / 100}' "/proc/$p/stat" 2>/dev/null >"$dir/$c.cpu.tmp" &&

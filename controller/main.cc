@@ -131,6 +131,8 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   std::unique_ptr<rota::controller::HttpServer> metrics_server, health_server;
   if (config.metrics_address != "0") {
     auto s = rota::controller::HttpServer::Start(config.metrics_address, {{"/metrics", [&] {
+      controller.ExportWriterMetrics();
+      metrics.Set("rota_events_dropped_total", {}, static_cast<double>(events.dropped()));
       return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics.Render()};
     }}});
     if (!s.ok()) {

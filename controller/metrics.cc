@@ -61,6 +61,10 @@ Metrics::Metrics() {
   Define("controller_runtime_webhook_latency_seconds", Type::kHistogram, "Time rota took to answer an admission request, per 'webhook' path",
          {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10});
   Define("kueue_build_info", Type::kGauge, "Kueue-compatible build information (rota)");
+  // rota's own.
+  Define("rota_events_dropped_total", Type::kCounter, "Events not written because too many were waiting (Events are best effort)");
+  Define("rota_status_writes_total", Type::kCounter, "Status writes sent by the queue controller, per 'result' (success, error)");
+  Define("rota_status_writes_queued", Type::kGauge, "Status writes waiting to be sent, per 'priority' (admission, queue, pending)");
 }
 
 void Metrics::Define(const std::string& name, Type type, std::string help, std::vector<double> buckets) {

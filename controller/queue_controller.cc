@@ -4,6 +4,8 @@
 #include <ctime>
 #include <set>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "rota/admission/engine.h"
 #include "rota/api/snapshot.h"
@@ -19,7 +21,7 @@ namespace wc = api::workload_condition;
 // (clearing an evicted workload's reservation) under that name, relying on server-side apply to
 // remove what they omit. Owning the fields under the same name makes those tools work on rota.
 constexpr const char* kFieldManager = "kueue-admission";
-// Concurrent status writes (requests share HTTP/2 connections; the client's QPS limit still holds).
+// Threads sending status writes (requests share HTTP/2 connections; the client's QPS limit holds).
 constexpr int kWriters = 8;
 // Workload condition types rota owns (and so always applies in full).
 const std::vector<std::string> kOwnedConditions = {std::string(wc::kQuotaReserved), std::string(wc::kAdmitted),
@@ -98,20 +100,6 @@ std::string PreemptionMessage(const admission::PreemptDecision& p) {
     case admission::PreemptionReason::kInCohortFairSharing: why = "fair sharing within the cohort"; break;
   }
   return "Preempted to accommodate workload " + p.preemptor + " due to " + why;
-}
-
-// Runs `work(i)` for i in [0, n) on up to `threads` threads.
-void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& work) {
-  if (n == 0) return;
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  const int t = static_cast<int>(std::min<size_t>(n, static_cast<size_t>(threads)));
-  for (int i = 0; i < t; ++i) {
-    pool.emplace_back([&] {
-      for (size_t j; (j = next++) < n;) work(j);
-    });
-  }
-  for (auto& th : pool) th.join();
 }
 
 // A Workload as the cache keeps it: what scheduling, status and the Job integration read, and
@@ -219,13 +207,45 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
         return NamespaceInfo{m.name, m.labels};
       },
       handlers(static_cast<NamespaceInfo*>(nullptr)), options);
+  writer_ = std::make_unique<StatusWriter>(
+      [this](const StatusWriter::Write& w) {
+        namespace r = apiclient::resources;
+        const apiclient::Resource& resource =
+            w.kind == "clusterqueues" ? r::kClusterQueues : w.kind == "localqueues" ? r::kLocalQueues : r::kWorkloads;
+        apiclient::PatchOptions apply;
+        apply.field_manager = kFieldManager;
+        apply.force = true;
+        apply.subresource = "status";
+        auto res = client_.Patch(resource, w.ns, w.name, apiclient::PatchType::kApply, w.body, apply);
+        StatusWriter::Outcome out;
+        if (res.ok()) {
+          out.ok = true;
+          out.resource_version = (*res).value("metadata", Json::object()).value("resourceVersion", "");
+          return out;
+        }
+        out.not_found = res.error().IsNotFound();
+        out.error = res.error().ToString();
+        if (!out.not_found) {
+          log_("warn", "status of " + w.body.value("kind", std::string("object")) + " " + (w.ns.empty() ? "" : w.ns + "/") +
+                           w.name + ": " + out.error);
+        }
+        return out;
+      },
+      kWriters, [this] { MarkDirty(); });  // a failed write is retried by the next pass
 }
 
 QueueController::~QueueController() = default;
 
 QueueController::Stats QueueController::stats() const {
-  std::lock_guard<std::mutex> l(mu_);
-  return stats_;
+  Stats s;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    s = stats_;
+  }
+  const StatusWriter::Counts c = writer_->counts();
+  s.status_writes = static_cast<int64_t>(c.sent);
+  s.write_errors = static_cast<int64_t>(c.failed);
+  return s;
 }
 
 bool QueueController::QueueStatusDeferred(const std::string& key, std::chrono::steady_clock::time_point now) {
@@ -240,6 +260,16 @@ bool QueueController::QueueStatusDeferred(const std::string& key, std::chrono::s
   }
   queue_written_[key] = now;
   return false;
+}
+
+void QueueController::ExportWriterMetrics() {
+  if (!metrics_) return;
+  const StatusWriter::Counts c = writer_->counts();
+  metrics_->Set("rota_status_writes_total", {{"result", "success"}}, static_cast<double>(c.sent));
+  metrics_->Set("rota_status_writes_total", {{"result", "error"}}, static_cast<double>(c.failed));
+  metrics_->Set("rota_status_writes_queued", {{"priority", "admission"}}, static_cast<double>(writer_->Queued(StatusWriter::kAdmission)));
+  metrics_->Set("rota_status_writes_queued", {{"priority", "queue"}}, static_cast<double>(writer_->Queued(StatusWriter::kQueueStatus)));
+  metrics_->Set("rota_status_writes_queued", {{"priority", "pending"}}, static_cast<double>(writer_->Queued(StatusWriter::kPending)));
 }
 
 void QueueController::WakeAt(std::chrono::steady_clock::time_point due) {
@@ -308,12 +338,30 @@ void QueueController::Pass() {
   for (const auto& ns : namespaces_->List()) state.namespace_labels[ns->name] = ns->labels;
   // Finished workloads hold no quota and need no status: they are not copied into the pass.
   for (const auto& w : workloads_->List()) {
-    if (!IsFinished(*w)) state.workloads.push_back(*w);
+    if (!IsFinished(*w)) state.workloads.push_back(w);
   }
 
+  // What the writer did since the last pass: a write we assumed either succeeded (the cache is
+  // the truth once it reaches the version the write returned) or failed (the cache stays the
+  // truth, and the next pass decides again); a failed pending reason is written again.
+  for (auto& done : writer_->TakeDone()) {
+    constexpr std::string_view kPrefix = "workloads/";
+    if (done.key.compare(0, kPrefix.size(), kPrefix) != 0) continue;
+    const std::string key = done.key.substr(kPrefix.size());
+    if (!done.outcome.ok) pending_written_.erase(key);
+    auto it = assumed_.find(key);
+    if (it == assumed_.end() || it->second.write != done.seq) continue;  // superseded by a later decision
+    if (done.outcome.ok) {
+      it->second.written_version = done.outcome.resource_version;
+    } else {
+      assumed_.erase(it);
+    }
+  }
   // Overlay what we wrote but have not seen back yet; forget assumptions the cache confirms.
-  std::set<std::string> present;
-  for (api::Workload& w : state.workloads) {
+  std::unordered_set<std::string> present;
+  present.reserve(state.workloads.size());
+  for (auto& shared : state.workloads) {
+    const api::Workload& w = *shared;
     const std::string key = w.metadata.namespace_ + "/" + w.metadata.name;
     present.insert(key);
     auto it = assumed_.find(key);
@@ -325,12 +373,14 @@ void QueueController::Pass() {
       assumed_.erase(it);
       continue;
     }
-    if (!w.status) w.status = api::WorkloadStatus{};
-    w.status->admission = it->second.admission;
+    auto copy = std::make_shared<api::Workload>(w);  // the cache's object stays as it is
+    if (!copy->status) copy->status = api::WorkloadStatus{};
+    copy->status->admission = it->second.admission;
+    shared = std::move(copy);
   }
   for (auto it = assumed_.begin(); it != assumed_.end();) it = present.count(it->first) ? std::next(it) : assumed_.erase(it);
 
-  auto snapshot = api::BuildSnapshot(state);
+  auto snapshot = api::BuildSnapshot(state, &pod_set_memo_);
   if (!snapshot.ok()) {
     log_("error", "cannot build the scheduling snapshot: " + snapshot.status().message());
     return;
@@ -338,8 +388,9 @@ void QueueController::Pass() {
   admission::Decisions d = admission::Schedule(*snapshot);
   const double pass_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count();
 
-  std::map<std::string, const api::Workload*> by_key;
-  for (const auto& w : state.workloads) by_key[w.metadata.namespace_ + "/" + w.metadata.name] = &w;
+  std::unordered_map<std::string, const api::Workload*> by_key;
+  by_key.reserve(state.workloads.size());
+  for (const auto& w : state.workloads) by_key[w->metadata.namespace_ + "/" + w->metadata.name] = w.get();
   const std::string now = NowRfc3339();
 
   // Workload status writes: (key, apply body).
@@ -348,14 +399,15 @@ void QueueController::Pass() {
     Json body;
     std::optional<std::optional<api::Admission>> assume;  // set for admission changes
   };
-  // Admissions and evictions are written first; pending conditions (which change no quota) after
-  // the queues' status, at most kPendingWritesPerPass per pass so that a deep queue of new
-  // workloads never delays the next admission.
-  constexpr size_t kPendingWritesPerPass = 200;
+  // The writer sends admissions and evictions first, then the queues' status, then pending
+  // conditions (which change no quota), so that a deep queue of new workloads never delays the
+  // next admission. At most kMaxQueuedPending pending conditions wait in the writer at a time.
+  constexpr size_t kMaxQueuedPending = 500;
   constexpr std::chrono::seconds kFirstPendingDelay(2);
   constexpr std::chrono::seconds kPendingMessageInterval(30);
+  constexpr std::chrono::seconds kPendingSettle(5);
   std::vector<Write> writes, pending_writes;
-  bool more_pending = false;
+  size_t pending_room = kMaxQueuedPending - std::min(kMaxQueuedPending, writer_->Queued(StatusWriter::kPending));
   auto workload_body = [](const api::Workload& w, Json status) {
     return Json{{"apiVersion", api::kApiVersion},
                 {"kind", "Workload"},
@@ -408,7 +460,8 @@ void QueueController::Pass() {
     std::set<std::string> decided;
     for (const auto& a : d.admitted) decided.insert(a.workload);
     for (const auto& p : d.preempted) decided.insert(p.workload);
-    for (const auto& w : state.workloads) {
+    for (const auto& shared : state.workloads) {
+      const api::Workload& w = *shared;
       if (!w.status || !w.status->admission) continue;
       const std::string key = w.metadata.namespace_ + "/" + w.metadata.name;
       if (decided.count(key) || IsFinished(w)) continue;
@@ -422,9 +475,35 @@ void QueueController::Pass() {
                                                      {std::string(wc::kEvicted), {"True", reason, message}}},
                                                     now)}};
       writes.push_back({w.metadata.namespace_, w.metadata.name, workload_body(w, std::move(status)), std::optional<api::Admission>()});
-      assumed_[key] = Assumed{};
       drained.insert(key);
       if (metrics_) metrics_->Add("kueue_evicted_workloads_total", {{"cluster_queue", w.status->admission->cluster_queue}, {"reason", reason}});
+    }
+  }
+  // A workload waiting for quota behind many others in its ClusterQueue gets its reason when it
+  // is among the first kPendingReasonsPerQueue in queue order (as Kueue writes one when a
+  // workload reaches the head of its queue and is tried), so that a deep queue does not cost a
+  // status write per waiting workload. Reasons particular to a workload (no such LocalQueue,
+  // more than the quota can ever give, ...) are written whatever its place.
+  constexpr size_t kPendingReasonsPerQueue = 10;
+  std::unordered_set<std::string> near_head;
+  {
+    std::unordered_map<std::string, const admission::WorkloadSpec*> specs;
+    specs.reserve(snapshot->workloads.size());
+    for (const auto& w : snapshot->workloads) specs[w.key] = &w;
+    std::unordered_map<std::string, std::vector<const admission::WorkloadSpec*>> waiting;
+    for (const auto& p : d.pending) {
+      auto s = specs.find(p.workload);
+      if (p.reason == "WaitingForQuota" && s != specs.end()) waiting[s->second->cluster_queue].push_back(s->second);
+    }
+    for (auto& [cq, list] : waiting) {
+      const size_t n = std::min(list.size(), kPendingReasonsPerQueue);
+      std::partial_sort(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(n), list.end(),
+                        [](const admission::WorkloadSpec* a, const admission::WorkloadSpec* b) {
+                          if (a->priority != b->priority) return a->priority > b->priority;
+                          if (a->creation_time != b->creation_time) return a->creation_time < b->creation_time;
+                          return a->key < b->key;
+                        });
+      for (size_t i = 0; i < n; ++i) near_head.insert(list[i]->key);
     }
   }
   for (const auto& p : d.pending) {
@@ -432,6 +511,7 @@ void QueueController::Pass() {
     if (it == by_key.end()) continue;
     const api::Workload& w = *it->second;
     if (w.status && w.status->admission) continue;  // evicted this pass; its write is above
+    if (p.reason == "WaitingForQuota" && !near_head.count(p.workload)) continue;
     const api::Condition* qr = api::FindCondition(conditions_of(w), wc::kQuotaReserved);
     if (qr && qr->status == api::ConditionStatus::kFalse && qr->reason == p.reason && qr->message == p.message) continue;
     // Pending reasons are for people; they must not crowd out admissions at the apiserver. A new
@@ -439,34 +519,48 @@ void QueueController::Pass() {
     // sooner); a reason that stays the same with a new message ("3 more needed" -> "2 more") is
     // rewritten at most every kPendingMessageInterval. A change of reason is written at once.
     const std::string key = w.metadata.namespace_ + "/" + w.metadata.name;
+    // Our eviction of it is not in the cache yet: its cached conditions are stale, and a pending
+    // condition built on them would undo the eviction's.
+    if (assumed_.count(key)) continue;
     const bool same_reason = qr && qr->status == api::ConditionStatus::kFalse && qr->reason == p.reason;
     auto last = pending_written_.find(key);
+    // Already queued or written and not yet seen back.
+    if (last != pending_written_.end() && last->second.reason == p.reason && last->second.message == p.message &&
+        pass_start - last->second.at < kPendingSettle) {
+      continue;
+    }
     if (!qr) {
       auto created = api::ParseTime(w.metadata.creation_timestamp);
       if (created.ok() && state.now - *created < kFirstPendingDelay.count()) {
         WakeAt(pass_start + kFirstPendingDelay);
         continue;
       }
-    } else if (same_reason && last != pending_written_.end() && pass_start - last->second < kPendingMessageInterval) {
-      WakeAt(last->second + kPendingMessageInterval);
+    } else if (same_reason && last != pending_written_.end() && pass_start - last->second.at < kPendingMessageInterval) {
+      WakeAt(last->second.at + kPendingMessageInterval);
       continue;
     }
-    if (pending_writes.size() >= kPendingWritesPerPass) {
-      more_pending = true;
+    if (pending_room == 0) {
+      WakeAt(pass_start + std::chrono::seconds(1));  // the writer is behind: try again shortly
       continue;
     }
+    --pending_room;
     Json status = {{"conditions", OwnedConditions(conditions_of(w), {{std::string(wc::kQuotaReserved), {"False", p.reason, p.message}}}, now)}};
     pending_writes.push_back({w.metadata.namespace_, w.metadata.name, workload_body(w, std::move(status)), std::nullopt});
-    pending_written_[key] = pass_start;
+    pending_written_[key] = {pass_start, p.reason, p.message};
   }
   for (auto it = pending_written_.begin(); it != pending_written_.end();) {
     it = by_key.count(it->first) ? std::next(it) : pending_written_.erase(it);
   }
-  for (const auto& wr : writes)
-    if (wr.assume) assumed_[wr.ns + "/" + wr.name] = Assumed{*wr.assume, ""};
+  for (const auto& wr : writes) {
+    const std::string key = wr.ns + "/" + wr.name;
+    pending_written_.erase(key);  // admitted or evicted: a later pending reason is new again
+    const uint64_t seq = writer_->Enqueue(StatusWriter::kAdmission, {"workloads", wr.ns, wr.name, wr.body}, wr.assume.has_value());
+    if (wr.assume) assumed_[key] = Assumed{*wr.assume, seq, ""};
+  }
 
   // Queue status from the state after these decisions.
-  std::map<std::string, admission::WorkloadSpec*> spec_by_key;
+  std::unordered_map<std::string, admission::WorkloadSpec*> spec_by_key;
+  spec_by_key.reserve(snapshot->workloads.size());
   for (auto& w : snapshot->workloads) spec_by_key[w.key] = &w;
   for (const auto& p : d.preempted) spec_by_key.at(p.workload)->admission.reset();
   for (const auto& k : drained)
@@ -576,51 +670,14 @@ void QueueController::Pass() {
 
   // Metrics first, so that whoever sees the status this pass writes finds them agreeing.
   if (metrics_) Record(state, *snapshot, d, pass_seconds);
-  apiclient::PatchOptions apply;
-  apply.field_manager = kFieldManager;
-  apply.force = true;
-  apply.subresource = "status";
-  std::atomic<int64_t> ok{0}, failed{0};
-  std::mutex failed_mu;
-  std::vector<std::string> failed_keys;
-  std::vector<std::pair<std::string, std::string>> written_versions;
-  auto write_workloads = [&](const std::vector<Write>& list) {
-    ParallelFor(list.size(), kWriters, [&](size_t i) {
-      const Write& wr = list[i];
-      auto r = client_.Patch(apiclient::resources::kWorkloads, wr.ns, wr.name, apiclient::PatchType::kApply, wr.body, apply);
-      if (r.ok()) {
-        ++ok;
-        if (wr.assume) {
-          std::lock_guard<std::mutex> l(failed_mu);
-          written_versions.emplace_back(wr.ns + "/" + wr.name, (*r).value("metadata", Json::object()).value("resourceVersion", ""));
-        }
-        return;
-      }
-      ++failed;
-      std::lock_guard<std::mutex> l(failed_mu);
-      failed_keys.push_back(wr.ns + "/" + wr.name);
-      if (!r.error().IsNotFound()) log_("warn", "status of Workload " + wr.ns + "/" + wr.name + ": " + r.error().ToString());
-    });
-  };
-  write_workloads(writes);
-  for (const auto& k : failed_keys) assumed_.erase(k);  // not written: the cache stays the truth
-  for (const auto& [k, rv] : written_versions) {
-    auto it = assumed_.find(k);
-    if (it != assumed_.end()) it->second.written_version = rv;
+  for (QueueWrite& qw : queue_writes) {
+    writer_->Enqueue(StatusWriter::kQueueStatus, {qw.resource.plural, qw.ns, qw.name, std::move(qw.body)});
   }
-  ParallelFor(queue_writes.size(), kWriters, [&](size_t i) {
-    const QueueWrite& qw = queue_writes[i];
-    auto r = client_.Patch(qw.resource, qw.ns, qw.name, apiclient::PatchType::kApply, qw.body, apply);
-    if (r.ok()) {
-      ++ok;
-    } else {
-      ++failed;
-      log_("warn", "status of " + qw.body["kind"].get<std::string>() + " " + qw.name + ": " + r.error().ToString());
-    }
-  });
-  write_workloads(pending_writes);
+  for (Write& pw : pending_writes) {
+    writer_->Enqueue(StatusWriter::kPending, {"workloads", pw.ns, pw.name, pw.body});
+  }
   if (events_) {
-    // Kueue's event reasons, on the Workloads whose status was just written.
+    // Kueue's event reasons, on the Workloads whose status this pass queued.
     struct Ev {
       const api::Workload* w;
       std::string type, reason, message;
@@ -657,15 +714,13 @@ void QueueController::Pass() {
   ++stats_.passes;
   stats_.admitted += static_cast<int64_t>(d.admitted.size());
   stats_.preempted += static_cast<int64_t>(d.preempted.size());
-  stats_.status_writes += ok;
-  stats_.write_errors += failed;
-  if (failed > 0 || more_pending) dirty_ = true;  // try again / write the rest on the next pass
 }
 
 void QueueController::Record(const api::ClusterState& state, const admission::Snapshot& snapshot,
                              const admission::Decisions& d, double pass_seconds) {
   Metrics& m = *metrics_;
-  std::map<std::string, const admission::WorkloadSpec*> by_key;
+  std::unordered_map<std::string, const admission::WorkloadSpec*> by_key;
+  by_key.reserve(snapshot.workloads.size());
   for (const auto& w : snapshot.workloads) by_key[w.key] = &w;
   const double now = static_cast<double>(std::time(nullptr));
   for (const auto& a : d.admitted) {

@@ -28,6 +28,7 @@
 #include "rota/apiclient/informer.h"
 #include "metrics.h"
 #include "run_config.h"
+#include "status_writer.h"
 
 namespace rota::controller {
 
@@ -71,6 +72,8 @@ class QueueController {
     int64_t write_errors = 0;
   };
   Stats stats() const;
+  // Brings the status writer's figures into the Metrics given at construction (before a scrape).
+  void ExportWriterMetrics();
 
  private:
   void MarkDirty();
@@ -101,7 +104,8 @@ class QueueController {
   // it, the cache is the truth even if someone else has changed the admission since.
   struct Assumed {
     std::optional<api::Admission> admission;
-    std::string written_version;
+    uint64_t write = 0;           // the StatusWriter's sequence number of our write
+    std::string written_version;  // set once that write has succeeded
   };
   std::map<std::string, Assumed> assumed_;
 
@@ -110,8 +114,15 @@ class QueueController {
   // Makes the loop run a pass by `due` even if nothing changes (a deferred write is then due).
   void WakeAt(std::chrono::steady_clock::time_point due);
   std::map<std::string, std::chrono::steady_clock::time_point> queue_written_;
-  // Pending workloads: when their pending condition was last written (by "ns/name").
-  std::map<std::string, std::chrono::steady_clock::time_point> pending_written_;
+  // Pending workloads: the pending condition last queued for writing, and when (by "ns/name").
+  struct PendingWritten {
+    std::chrono::steady_clock::time_point at;
+    std::string reason, message;
+  };
+  std::map<std::string, PendingWritten> pending_written_;
+  api::PodSetMemo pod_set_memo_;  // used by Pass only
+  // Sends the status the passes decide, off the loop. Declared last: its threads use the above.
+  std::unique_ptr<StatusWriter> writer_;
 
   mutable std::mutex mu_;
   std::optional<std::chrono::steady_clock::time_point> wake_at_;  // guarded by mu_

@@ -23,6 +23,13 @@ std::string Add(const Json& doc, std::vector<T>& into) {
   into.push_back(std::move(*obj));
   return "";
 }
+template <typename T>
+std::string Add(const Json& doc, std::vector<std::shared_ptr<const T>>& into) {
+  Result<T> obj = api::DecodeObject<T>(doc);
+  if (!obj.ok()) return obj.status().message();
+  into.push_back(std::make_shared<const T>(std::move(*obj)));
+  return "";
+}
 
 // Reads one object (or the items of a List) into `state`.
 std::string Load(const Json& doc, const std::string& where, api::ClusterState& state, std::ostream& err) {

@@ -173,7 +173,84 @@ std::string FormatTime(int64_t unix_seconds) {
   return buf;
 }
 
-Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
+namespace {
+
+// The engine's pod sets of `w` (named by its `key` in errors).
+Status PodSetsOf(const Workload& w, const std::string& key, std::vector<adm::PodSetSpec>& out) {
+  auto who = [&] { return "Workload \"" + key + "\""; };  // only on errors
+  for (size_t i = 0; i < w.spec.pod_sets.size(); ++i) {
+    const PodSet& ps = w.spec.pod_sets[i];
+    const std::string path = "spec.podSets[" + std::to_string(i) + "]";
+    adm::PodSetSpec eps;
+    eps.name = ps.name;
+    eps.count = ps.count;
+    eps.min_count = ps.min_count;
+    auto requests = PodRequests(ps.template_, path + ".template");
+    if (!requests.ok()) return requests.status().WithContext(who());
+    eps.per_pod = std::move(*requests);
+    const Json& pod_spec = ps.template_.contains("spec") ? ps.template_["spec"] : Json::object();
+    if (pod_spec.is_object()) {
+      if (auto ns = pod_spec.find("nodeSelector"); ns != pod_spec.end() && !ns->is_null()) {
+        Status s = DecodeValue(*ns, path + ".template.spec.nodeSelector", eps.node_selector);
+        if (!s.ok()) return s.WithContext(who());
+      }
+      if (auto ts = pod_spec.find("tolerations"); ts != pod_spec.end() && !ts->is_null()) {
+        std::vector<Toleration> tolerations;
+        Status s = DecodeValue(*ts, path + ".template.spec.tolerations", tolerations);
+        if (!s.ok()) return s.WithContext(who());
+        for (const auto& t : tolerations) {
+          adm::Toleration et{t.key, t.op == TolerationOperator::kExists, t.value, std::nullopt};
+          if (t.effect) et.effect = ToEngine(*t.effect);
+          eps.tolerations.push_back(std::move(et));
+        }
+      }
+      const Json* terms = nullptr;
+      if (auto a = pod_spec.find("affinity"); a != pod_spec.end() && a->is_object()) {
+        if (auto na = a->find("nodeAffinity"); na != a->end() && na->is_object()) {
+          if (auto req = na->find("requiredDuringSchedulingIgnoredDuringExecution");
+              req != na->end() && req->is_object()) {
+            if (auto t = req->find("nodeSelectorTerms"); t != req->end() && t->is_array()) terms = &*t;
+          }
+        }
+      }
+      for (size_t ti = 0; terms && ti < terms->size(); ++ti) {
+        std::vector<adm::NodeSelectorRequirement> term;
+        const Json& exprs = (*terms)[ti].contains("matchExpressions") ? (*terms)[ti]["matchExpressions"] : Json::array();
+        for (size_t ei = 0; exprs.is_array() && ei < exprs.size(); ++ei) {
+          const std::string epath = path + ".template.spec.affinity.nodeAffinity."
+                                    "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[" +
+                                    std::to_string(ti) + "].matchExpressions[" + std::to_string(ei) + "]";
+          adm::NodeSelectorRequirement er;
+          const Json& x = exprs[ei];
+          if (!x.is_object() || !x.contains("key") || !x["key"].is_string() || !x.contains("operator") ||
+              !x["operator"].is_string()) {
+            return InvalidArgument(who() + ": " + epath + ": needs a key and an operator");
+          }
+          er.key = x["key"].get<std::string>();
+          bool ok = false;
+          er.op = ParseOp(x["operator"].get<std::string>(), ok);
+          if (!ok) {
+            return InvalidArgument(who() + ": " + epath + ".operator: unsupported value " +
+                                   x["operator"].dump() + ": use one of In, NotIn, Exists, DoesNotExist, Gt, Lt");
+          }
+          if (x.contains("values")) {
+            Status s = DecodeValue(x["values"], epath + ".values", er.values);
+            if (!s.ok()) return s.WithContext(who());
+          }
+          term.push_back(std::move(er));
+        }
+        eps.required_affinity.push_back(std::move(term));
+      }
+    }
+    out.push_back(std::move(eps));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<adm::Snapshot> BuildSnapshot(const ClusterState& state, PodSetMemo* memo) {
+  if (memo) ++memo->builds_;
   adm::Snapshot out;
   out.fair_sharing = state.fair_sharing;
   for (const auto& f : state.flavors) {
@@ -243,8 +320,9 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
   std::unordered_map<std::string, const WorkloadPriorityClass*> classes;
   for (const auto& c : state.priority_classes) classes[c.metadata.name] = &c;
 
-  for (const auto& w : state.workloads) {
-    const std::string who = "Workload \"" + Key(w.metadata) + "\"";
+  std::unordered_map<std::string, bool> selected;  // "cq\nnamespace" -> namespace selected
+  for (const auto& shared : state.workloads) {
+    const Workload& w = *shared;
     const WorkloadStatus* status = w.status ? &*w.status : nullptr;
     if (status) {
       const Condition* finished = FindCondition(status->conditions, workload_condition::kFinished);
@@ -252,74 +330,35 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
     }
     adm::WorkloadSpec e;
     e.key = Key(w.metadata);
-    auto created = ParseTime(w.metadata.creation_timestamp);
-    if (!created.ok()) return created.status().WithContext(who + ": metadata.creationTimestamp");
-    e.creation_time = *created;
-    for (size_t i = 0; i < w.spec.pod_sets.size(); ++i) {
-      const PodSet& ps = w.spec.pod_sets[i];
-      const std::string path = "spec.podSets[" + std::to_string(i) + "]";
-      adm::PodSetSpec eps;
-      eps.name = ps.name;
-      eps.count = ps.count;
-      eps.min_count = ps.min_count;
-      auto requests = PodRequests(ps.template_, path + ".template");
-      if (!requests.ok()) return requests.status().WithContext(who);
-      eps.per_pod = std::move(*requests);
-      const Json& pod_spec = ps.template_.contains("spec") ? ps.template_["spec"] : Json::object();
-      if (pod_spec.is_object()) {
-        if (auto ns = pod_spec.find("nodeSelector"); ns != pod_spec.end() && !ns->is_null()) {
-          Status s = DecodeValue(*ns, path + ".template.spec.nodeSelector", eps.node_selector);
-          if (!s.ok()) return s.WithContext(who);
-        }
-        if (auto ts = pod_spec.find("tolerations"); ts != pod_spec.end() && !ts->is_null()) {
-          std::vector<Toleration> tolerations;
-          Status s = DecodeValue(*ts, path + ".template.spec.tolerations", tolerations);
-          if (!s.ok()) return s.WithContext(who);
-          for (const auto& t : tolerations) {
-            adm::Toleration et{t.key, t.op == TolerationOperator::kExists, t.value, std::nullopt};
-            if (t.effect) et.effect = ToEngine(*t.effect);
-            eps.tolerations.push_back(std::move(et));
-          }
-        }
-        const Json* terms = nullptr;
-        if (auto a = pod_spec.find("affinity"); a != pod_spec.end() && a->is_object()) {
-          if (auto na = a->find("nodeAffinity"); na != a->end() && na->is_object()) {
-            if (auto req = na->find("requiredDuringSchedulingIgnoredDuringExecution");
-                req != na->end() && req->is_object()) {
-              if (auto t = req->find("nodeSelectorTerms"); t != req->end() && t->is_array()) terms = &*t;
-            }
-          }
-        }
-        for (size_t ti = 0; terms && ti < terms->size(); ++ti) {
-          std::vector<adm::NodeSelectorRequirement> term;
-          const Json& exprs = (*terms)[ti].contains("matchExpressions") ? (*terms)[ti]["matchExpressions"] : Json::array();
-          for (size_t ei = 0; exprs.is_array() && ei < exprs.size(); ++ei) {
-            const std::string epath = path + ".template.spec.affinity.nodeAffinity."
-                                      "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[" +
-                                      std::to_string(ti) + "].matchExpressions[" + std::to_string(ei) + "]";
-            adm::NodeSelectorRequirement er;
-            const Json& x = exprs[ei];
-            if (!x.is_object() || !x.contains("key") || !x["key"].is_string() || !x.contains("operator") ||
-                !x["operator"].is_string()) {
-              return InvalidArgument(who + ": " + epath + ": needs a key and an operator");
-            }
-            er.key = x["key"].get<std::string>();
-            bool ok = false;
-            er.op = ParseOp(x["operator"].get<std::string>(), ok);
-            if (!ok) {
-              return InvalidArgument(who + ": " + epath + ".operator: unsupported value " +
-                                     x["operator"].dump() + ": use one of In, NotIn, Exists, DoesNotExist, Gt, Lt");
-            }
-            if (x.contains("values")) {
-              Status s = DecodeValue(x["values"], epath + ".values", er.values);
-              if (!s.ok()) return s.WithContext(who);
-            }
-            term.push_back(std::move(er));
-          }
-          eps.required_affinity.push_back(std::move(term));
-        }
+    auto who = [&] { return "Workload \"" + e.key + "\""; };  // only on errors
+    PodSetMemo::Entry* memo_entry = nullptr;
+    const std::string& memo_key = w.metadata.uid.empty() ? e.key : w.metadata.uid;
+    if (memo && w.metadata.generation) {
+      auto [it, fresh] = memo->entries_.try_emplace(memo_key);
+      memo_entry = &it->second;
+      memo_entry->used = memo->builds_;
+      if (fresh || memo_entry->generation != *w.metadata.generation) {
+        memo_entry->generation = *w.metadata.generation;
+        memo_entry->filled = false;
       }
-      e.pod_sets.push_back(std::move(eps));
+    }
+    if (memo_entry && memo_entry->filled) {
+      e.creation_time = memo_entry->creation_time;
+      e.pod_sets = memo_entry->pod_sets;
+    } else {
+      auto created = ParseTime(w.metadata.creation_timestamp);
+      Status s = created.ok() ? PodSetsOf(w, e.key, e.pod_sets)
+                              : created.status().WithContext(who() + ": metadata.creationTimestamp");
+      if (!s.ok()) {
+        if (memo_entry) memo->entries_.erase(memo_key);
+        return s;
+      }
+      e.creation_time = *created;
+      if (memo_entry) {
+        memo_entry->creation_time = e.creation_time;
+        memo_entry->pod_sets = e.pod_sets;
+        memo_entry->filled = true;
+      }
     }
 
     // Priority: spec.priority, else the class's value.
@@ -341,7 +380,7 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
     int64_t requeue_at = 0;
     if (status && status->requeue_state && !status->requeue_state->requeue_at.empty()) {
       auto t = ParseTime(status->requeue_state->requeue_at);
-      if (!t.ok()) return t.status().WithContext(who + ": status.requeueState.requeueAt");
+      if (!t.ok()) return t.status().WithContext(who() + ": status.requeueState.requeueAt");
       requeue_at = *t;
     }
     if (!w.spec.active) {
@@ -362,12 +401,17 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
       e.cluster_queue = lq->second->spec.cluster_queue;
       auto cq = cqs.find(e.cluster_queue);
       if (cq != cqs.end()) {
-        const auto& selector = cq->second->spec.namespace_selector;
-        std::map<std::string, std::string> labels;
-        auto nl = state.namespace_labels.find(w.metadata.namespace_);
-        if (nl != state.namespace_labels.end()) labels = nl->second;
-        labels["kubernetes.io/metadata.name"] = w.metadata.namespace_;
-        if (!selector || !selector->Matches(labels)) {
+        // Once per (ClusterQueue, namespace), not per workload.
+        auto [match, fresh] = selected.try_emplace(e.cluster_queue + "\n" + w.metadata.namespace_, false);
+        if (fresh) {
+          const auto& selector = cq->second->spec.namespace_selector;
+          std::map<std::string, std::string> labels;
+          auto nl = state.namespace_labels.find(w.metadata.namespace_);
+          if (nl != state.namespace_labels.end()) labels = nl->second;
+          labels["kubernetes.io/metadata.name"] = w.metadata.namespace_;
+          match->second = selector && selector->Matches(labels);
+        }
+        if (!match->second) {
           inadmissible("Inadmissible", "Workload namespace doesn't match ClusterQueue selector");
         }
       }
@@ -389,7 +433,7 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
       e.admission = std::move(a);
       if (const Condition* c = FindCondition(status->conditions, workload_condition::kQuotaReserved)) {
         auto t = ParseTime(c->last_transition_time);
-        if (!t.ok()) return t.status().WithContext(who + ": status.conditions[QuotaReserved].lastTransitionTime");
+        if (!t.ok()) return t.status().WithContext(who() + ": status.conditions[QuotaReserved].lastTransitionTime");
         e.admission_time = *t;
       }
       if (const Condition* c = FindCondition(status->conditions, workload_condition::kEvicted)) {
@@ -398,6 +442,11 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
     }
 
     out.workloads.push_back(std::move(e));
+  }
+  if (memo) {
+    for (auto it = memo->entries_.begin(); it != memo->entries_.end();) {
+      it = it->second.used == memo->builds_ ? std::next(it) : memo->entries_.erase(it);
+    }
   }
   return out;
 }

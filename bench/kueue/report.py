@@ -32,15 +32,11 @@ def load(out, scenario, controller):
     unfinished = sum(1 for r in rows if int(r["ms to finish"]) == 0)
     cq = summary["clusterQueueClasses"]["cq"]
     classes = summary["workloadClasses"]
-    apiserver_cpu = etcd_cpu = 0.0
-    for name in ("kube-apiserver", "etcd"):
+    cpu = {}
+    for name in ("kube-apiserver", "etcd", "runner"):
         f = os.path.join(d, name + ".cpu")
         if os.path.exists(f):
-            v = float(open(f).read().split()[1])
-            if name == "etcd":
-                etcd_cpu = v
-            else:
-                apiserver_cpu = v
+            cpu[name] = float(open(f).read().split()[1])
     writes = {}
     f = os.path.join(d, "apiserver.requests")
     if os.path.exists(f):
@@ -57,8 +53,9 @@ def load(out, scenario, controller):
                 own_peak = float(line.rsplit(": ", 1)[1].split()[0]) / 1024.0
     return {
         "ownPeakRssMiB": own_peak,
-        "apiserverCpuSeconds": apiserver_cpu,
-        "etcdCpuSeconds": etcd_cpu,
+        "apiserverCpuSeconds": cpu.get("kube-apiserver", 0.0),
+        "etcdCpuSeconds": cpu.get("etcd", 0.0),
+        "runnerCpuSeconds": cpu.get("runner"),
         "kueueApiWrites": writes,
         "wallSeconds": stats["wallMs"] / 1000.0,
         "avgTimeToAdmissionSeconds": {c: classes[c]["averageTimeToAdmissionMs"] / 1000.0 for c in ("small", "medium", "large") if c in classes},
@@ -93,6 +90,7 @@ def main():
                 ("evictions", lambda r: r["evictions"]),
                 ("kube-apiserver CPU (s)", lambda r: r["apiserverCpuSeconds"]),
                 ("etcd CPU (s)", lambda r: r["etcdCpuSeconds"]),
+                ("Kueue's runner CPU (s)", lambda r: r.get("runnerCpuSeconds")),
                 ("writes to kueue.x-k8s.io objects", lambda r: sum(r["kueueApiWrites"].values())),
                 ("workloads not finished", lambda r: r["unfinished"])]
     cols = list(a.controllers)

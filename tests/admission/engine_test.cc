@@ -464,6 +464,27 @@ TEST(EnginePreemptionTest, ReclaimsLentQuotaFromBorrowers) {
   EXPECT_TRUE(Schedule(s).preempted.empty());
 }
 
+TEST(EnginePreemptionTest, FreedQuotaGoesToItsOwnQueueBeforeABorrower) {
+  // As in a Kueue scheduling cycle: a workload that fits in its queue's nominal quota goes before
+  // one that would borrow, even an older one of higher priority, so that the quota is not lent
+  // out in one pass and reclaimed by preemption in the next.
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("a", "pool", GpuGroup({{"a100", Gpus(4)}})),
+                      Queue("b", "pool", GpuGroup({{"a100", Gpus(4)}}))};
+  s.cluster_queues[0].reclaim_within_cohort = ReclaimWithinCohort::kAny;
+  s.workloads = {Admitted("ns/b-own", "b", 0, 4, 1), Pending("ns/b-borrower", "b", 9, 2, {Pods(1, 4)}),
+                 Pending("ns/a-own", "a", 0, 3, {Pods(1, 4)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/a-own"}));
+  EXPECT_TRUE(d.preempted.empty());
+  EXPECT_EQ(FindPending(d, "ns/b-borrower")->reason, "WaitingForQuota");
+
+  // Within one queue the order holds: its older workload that must borrow is not overtaken.
+  s.workloads = {Pending("ns/a-big", "a", 0, 1, {Pods(1, 6)}), Pending("ns/a-small", "a", 0, 2, {Pods(1, 4)})};
+  EXPECT_EQ(AdmittedKeys(Schedule(s)), (Keys{"ns/a-big"}));
+}
+
 TEST(EnginePreemptionTest, BorrowWithinCohortBelowTheThreshold) {
   Snapshot s;
   s.flavors = {Flavor("a100")};

@@ -56,10 +56,10 @@ TEST(BuildSnapshotTest, ResolvesQueuesPrioritiesAndSelectors) {
       R"({"metadata": {"name": "critical", "annotations": {"rota.dev/preemptible": "false"}}, "value": 1000})")));
   state.namespace_labels["ml"] = {{"team", "ml"}};
   auto workload = [](const std::string& ns, const std::string& extra) {
-    return *DecodeObject<Workload>(Json::parse(
+    return std::make_shared<const Workload>(*DecodeObject<Workload>(Json::parse(
         R"({"metadata": {"name": "w", "namespace": ")" + ns + R"("}, "spec": {"queueName": "gpu",
             "podSets": [{"count": 2, "template": {"spec": {"containers": [{"name": "c",
-            "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}}])" + extra + "}}"));
+            "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}}])" + extra + "}}")));
   };
   state.workloads.push_back(workload("ml", R"(, "priorityClassRef": {"group": "kueue.x-k8s.io",
       "kind": "WorkloadPriorityClass", "name": "critical"})"));
@@ -74,6 +74,40 @@ TEST(BuildSnapshotTest, ResolvesQueuesPrioritiesAndSelectors) {
   EXPECT_EQ(ml.pod_sets[0].per_pod.at("nvidia.com/gpu"), 1000);
   EXPECT_EQ(ml.inadmissible_reason, "");
   EXPECT_EQ(s->workloads[1].inadmissible_message, "Workload namespace doesn't match ClusterQueue selector");
+}
+
+TEST(BuildSnapshotTest, MemoReadsAPodTemplateAgainOnlyWhenTheGenerationChanges) {
+  ClusterState state;
+  state.cluster_queues.push_back(*DecodeObject<ClusterQueue>(Json::parse(R"({"metadata": {"name": "team"}})")));
+  state.local_queues.push_back(*DecodeObject<LocalQueue>(
+      Json::parse(R"({"metadata": {"name": "gpu", "namespace": "ml"}, "spec": {"clusterQueue": "team"}})")));
+  auto workload = [](const std::string& name, int generation, int gpus) {
+    return std::make_shared<const Workload>(*DecodeObject<Workload>(Json::parse(
+        R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml", "uid": "uid-)" + name +
+        R"(", "generation": )" + std::to_string(generation) + R"(}, "spec": {"queueName": "gpu",
+            "podSets": [{"count": 1, "template": {"spec": {"containers": [{"name": "c",
+            "resources": {"requests": {"nvidia.com/gpu": )" + std::to_string(gpus) + "}}}]}}}]}}")));
+  };
+  PodSetMemo memo;
+  auto gpus_of = [&](size_t i) {
+    Result<admission::Snapshot> s = BuildSnapshot(state, &memo);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return s.ok() && s->workloads.size() > i ? s->workloads[i].pod_sets.at(0).per_pod.at("nvidia.com/gpu") / 1000 : -1;
+  };
+  state.workloads = {workload("a", 1, 2), workload("b", 1, 3)};
+  EXPECT_EQ(gpus_of(0), 2);
+  EXPECT_EQ(memo.size(), 2u);
+  // The same generation is the same spec (the apiserver bumps it on every spec change): the memo
+  // answers, so a template edited behind its back is not seen...
+  state.workloads[0] = workload("a", 1, 5);
+  EXPECT_EQ(gpus_of(0), 2);
+  // ...and a new generation is read again.
+  state.workloads[0] = workload("a", 2, 5);
+  EXPECT_EQ(gpus_of(0), 5);
+  // A workload no longer in the state is forgotten.
+  state.workloads.pop_back();
+  EXPECT_EQ(gpus_of(0), 5);
+  EXPECT_EQ(memo.size(), 1u);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 // events, refilled one per `refill` — so a busy controller cannot flood the apiserver.
 //
 // Thread-safe. Record() writes before it returns; Post() queues the event for background
-// senders and returns at once, so that a controller's loop never waits on Events.
+// senders and returns at once, so that a controller's loop never waits on Events. As with
+// client-go's broadcaster, posted events are best effort: the senders write at most `qps` per
+// second (after a burst), and when `max_queued` are waiting a new one is dropped and counted.
 
 #include <chrono>
 #include <condition_variable>
@@ -30,10 +32,17 @@ struct ObjectReference {
   std::string uid;
 };
 
+struct EventLimits {
+  int per_object_burst = 25;  // distinct events per object...
+  std::chrono::seconds per_object_refill = std::chrono::minutes(5);  // ...refilled one per this
+  double qps = 50;            // Post()ed events written per second, all objects together...
+  int burst = 100;            // ...after a burst of this many
+  size_t max_queued = 1000;   // Post()ed events waiting beyond this are dropped
+};
+
 class EventRecorder {
  public:
-  EventRecorder(Client& client, std::string component, int burst = 25,
-                std::chrono::seconds refill = std::chrono::minutes(5));
+  EventRecorder(Client& client, std::string component, EventLimits limits = {});
   // Stops the senders; events still queued are dropped.
   ~EventRecorder();
 
@@ -43,11 +52,10 @@ class EventRecorder {
               const std::string& message);
 
   // Queues the event for the background senders (started on first use). Returns false, and drops
-  // the event, when `kMaxQueued` are already waiting: Events are best effort, admissions are not.
+  // the event, when `max_queued` are already waiting: Events are best effort, admissions are not.
   bool Post(const ObjectReference& object, const std::string& type, const std::string& reason,
             const std::string& message);
-  static constexpr size_t kMaxQueued = 20000;
-  // Events dropped because the queue was full.
+  // Events Post() dropped because the queue was full.
   uint64_t dropped() const;
 
  private:
@@ -56,6 +64,7 @@ class EventRecorder {
     std::string type, reason, message;
   };
   void Send();
+  void WaitForToken();  // the senders' rate limit
   struct Seen {
     std::string event_name;
     std::string event_namespace;
@@ -69,8 +78,9 @@ class EventRecorder {
 
   Client& client_;
   std::string component_;
-  int burst_;
-  std::chrono::seconds refill_;
+  EventLimits limits_;
+  double tokens_;  // guarded by queue_mu_
+  Clock::TimePoint tokens_at_;
   std::mutex mu_;
   std::map<std::tuple<std::string, std::string, std::string, std::string>, Seen> seen_;
   std::map<std::string, Bucket> buckets_;  // per object uid (or key)

@@ -5,7 +5,9 @@
 // milli-units. Shared by the controller (from its informers) and `rota simulate` (from files).
 
 #include <map>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "rota/admission/snapshot.h"
@@ -22,7 +24,8 @@ struct ClusterState {
   std::vector<ClusterQueue> cluster_queues;
   std::vector<LocalQueue> local_queues;
   std::vector<WorkloadPriorityClass> priority_classes;
-  std::vector<Workload> workloads;
+  // Shared and read-only: a controller passes its cache's objects without copying them.
+  std::vector<std::shared_ptr<const Workload>> workloads;
   // Namespace labels, for ClusterQueue namespaceSelectors. A namespace not listed has only its
   // well-known label kubernetes.io/metadata.name.
   std::map<std::string, std::map<std::string, std::string>> namespace_labels;
@@ -44,9 +47,31 @@ Result<int64_t> ParseTime(const std::string& rfc3339);
 // The other way round: "2026-11-01T10:00:00Z" for Unix seconds (UTC).
 std::string FormatTime(int64_t unix_seconds);
 
+// The engine's view of workloads' pod sets (and creation times), kept between snapshots by
+// workload uid and generation: reading pod templates is most of the cost of a snapshot, and a
+// workload's spec rarely changes while it waits. Not thread-safe; one per caller of BuildSnapshot.
+class PodSetMemo {
+ public:
+  size_t size() const { return entries_.size(); }
+
+ private:
+  friend Result<admission::Snapshot> BuildSnapshot(const ClusterState&, PodSetMemo*);
+  struct Entry {
+    int64_t generation = 0;
+    bool filled = false;
+    int64_t creation_time = 0;
+    std::vector<admission::PodSetSpec> pod_sets;
+    uint64_t used = 0;  // the build that last used it
+  };
+  std::unordered_map<std::string, Entry> entries_;  // by uid (or namespace/name)
+  uint64_t builds_ = 0;
+};
+
 // Builds the engine's snapshot. Workloads that are Finished are left out; workloads that cannot
 // be queued (no LocalQueue, namespace not selected, inactive, unknown priority class) are passed
-// with the reason and message a person will see. Errors name the object and the field.
-Result<admission::Snapshot> BuildSnapshot(const ClusterState& state);
+// with the reason and message a person will see. Errors name the object and the field. With a
+// memo, pod sets of workloads seen before at the same generation are not read again (and the
+// memo forgets workloads this snapshot no longer has).
+Result<admission::Snapshot> BuildSnapshot(const ClusterState& state, PodSetMemo* memo = nullptr);
 
 }  // namespace rota::api

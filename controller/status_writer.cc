@@ -1,0 +1,106 @@
+#include "status_writer.h"
+
+namespace rota::controller {
+
+StatusWriter::StatusWriter(Sender send, int threads, std::function<void()> on_failure)
+    : send_(std::move(send)), on_failure_(std::move(on_failure)) {
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+}
+
+StatusWriter::~StatusWriter() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void StatusWriter::Ready(const std::string& key, const Entry& e) {
+  ready_.emplace(e.priority, e.order, key);
+  work_cv_.notify_one();
+}
+
+uint64_t StatusWriter::Enqueue(Priority priority, Write w, bool report) {
+  std::string key = Key(w);
+  std::lock_guard<std::mutex> l(mu_);
+  const uint64_t seq = next_seq_++;
+  auto it = queued_.find(key);
+  if (it == queued_.end()) {
+    auto pos = queued_.emplace(key, Entry{priority, seq, seq, report, std::move(w)}).first;
+    ++queued_by_priority_[priority];
+    if (!in_flight_.count(key)) Ready(key, pos->second);
+    return seq;
+  }
+  // The newer status replaces the unsent one. It keeps the older one's place in the queue when
+  // that is ahead, so that rewriting a queued object never makes it wait longer.
+  Entry& old = it->second;
+  ++counts_.superseded;
+  --queued_by_priority_[old.priority];
+  const bool was_ready = ready_.erase({old.priority, old.order, key}) > 0;
+  const Priority p = std::min(old.priority, priority);
+  old = Entry{p, p == old.priority ? old.order : seq, seq, report, std::move(w)};
+  ++queued_by_priority_[p];
+  if (was_ready) Ready(key, old);
+  return seq;
+}
+
+void StatusWriter::Work() {
+  for (;;) {
+    std::string key;
+    Entry e;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      work_cv_.wait(l, [this] { return stopping_ || !ready_.empty(); });
+      if (stopping_) return;
+      key = std::get<2>(*ready_.begin());
+      ready_.erase(ready_.begin());
+      auto it = queued_.find(key);
+      e = std::move(it->second);
+      queued_.erase(it);
+      --queued_by_priority_[e.priority];
+      in_flight_.insert(key);
+    }
+    Outcome outcome = send_(e.write);
+    const bool failed = !outcome.ok;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      in_flight_.erase(key);
+      ++(outcome.ok ? counts_.sent : counts_.failed);
+      if (e.report || failed) done_.push_back({key, e.seq, std::move(outcome)});
+      // A newer status of the object arrived while this one was being sent: its turn now.
+      if (auto next = queued_.find(key); next != queued_.end()) Ready(key, next->second);
+      if (queued_.empty() && in_flight_.empty()) idle_cv_.notify_all();
+    }
+    if (failed && on_failure_) on_failure_();
+  }
+}
+
+std::vector<StatusWriter::Done> StatusWriter::TakeDone() {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<Done> out;
+  out.swap(done_);
+  return out;
+}
+
+size_t StatusWriter::Queued(Priority priority) const {
+  std::lock_guard<std::mutex> l(mu_);
+  return queued_by_priority_[priority];
+}
+
+bool StatusWriter::Busy(const std::string& key) const {
+  std::lock_guard<std::mutex> l(mu_);
+  return queued_.count(key) > 0 || in_flight_.count(key) > 0;
+}
+
+void StatusWriter::Drain() {
+  std::unique_lock<std::mutex> l(mu_);
+  idle_cv_.wait(l, [this] { return stopping_ || (queued_.empty() && in_flight_.empty()); });
+}
+
+StatusWriter::Counts StatusWriter::counts() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return counts_;
+}
+
+}  // namespace rota::controller
