@@ -251,8 +251,9 @@ QueueController::Stats QueueController::stats() const {
 bool QueueController::QueueStatusDeferred(const std::string& key, std::chrono::steady_clock::time_point now) {
   // Queue status is a summary for people and dashboards: while workloads churn it is written at
   // most once per kQueueStatusInterval per queue (the last state is always written: the loop
-  // wakes up for it), so that admissions get the client's request budget.
-  constexpr auto kQueueStatusInterval = std::chrono::milliseconds(1000);
+  // wakes up for it), so that admissions get the apiserver's capacity. Its counts are also
+  // Prometheus gauges, which are current at every scrape.
+  constexpr auto kQueueStatusInterval = std::chrono::seconds(3);
   auto it = queue_written_.find(key);
   if (it != queue_written_.end() && now - it->second < kQueueStatusInterval) {
     WakeAt(it->second + kQueueStatusInterval);

@@ -65,14 +65,18 @@ void StatusWriter::Work() {
     const bool failed = !outcome.ok;
     {
       std::lock_guard<std::mutex> l(mu_);
-      in_flight_.erase(key);
       ++(outcome.ok ? counts_.sent : counts_.failed);
       if (e.report || failed) done_.push_back({key, e.seq, std::move(outcome)});
+    }
+    // Told after the outcome is there to take, and before the write counts as finished (Drain).
+    if (failed && on_failure_) on_failure_();
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      in_flight_.erase(key);
       // A newer status of the object arrived while this one was being sent: its turn now.
       if (auto next = queued_.find(key); next != queued_.end()) Ready(key, next->second);
       if (queued_.empty() && in_flight_.empty()) idle_cv_.notify_all();
     }
-    if (failed && on_failure_) on_failure_();
   }
 }
 
