@@ -109,10 +109,24 @@ std::string PreemptionMessage(const admission::PreemptDecision& p) {
 Result<api::Workload> DecodeCompactWorkload(const Json& object) {
   Json compact = object;
   if (auto m = compact.find("metadata"); m != compact.end() && m->is_object()) m->erase("managedFields");
+  // A finished Workload is kept for its name, owner and conditions only: nothing schedules it
+  // again, so its pod templates are not kept at all.
+  bool finished = false;
+  if (auto st = compact.find("status"); st != compact.end() && st->is_object()) {
+    if (auto cs = st->find("conditions"); cs != st->end() && cs->is_array()) {
+      for (const Json& c : *cs) {
+        finished = finished || (c.is_object() && c.value("type", Json()) == wc::kFinished && c.value("status", Json()) == "True");
+      }
+    }
+  }
   if (auto spec = compact.find("spec"); spec != compact.end() && spec->is_object()) {
     if (auto sets = spec->find("podSets"); sets != spec->end() && sets->is_array()) {
       for (Json& ps : *sets) {
         if (!ps.is_object() || !ps.contains("template") || !ps["template"].is_object()) continue;
+        if (finished) {
+          ps["template"] = Json::object();
+          continue;
+        }
         const Json& tpl = ps["template"];
         Json pod = Json::object();
         if (auto ts = tpl.find("spec"); ts != tpl.end() && ts->is_object()) {
@@ -139,7 +153,7 @@ Result<api::Workload> DecodeCompactWorkload(const Json& object) {
     }
   }
   auto w = api::DecodeObject<api::Workload>(compact);
-  if (w.ok()) w->extra = Json::object();
+  if (w.ok()) w->extra = Json();
   return w;
 }
 

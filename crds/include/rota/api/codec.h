@@ -90,8 +90,9 @@ class Decoder {
   }
 
   // Called after Fields(): returns the first error, and moves unknown keys into `extra`.
+  // `extra` stays null when there are none (no allocation for the common case).
   Status Finish(Extra& extra) {
-    extra = Json::object();
+    extra = Json();
     if (!status_.ok()) return status_;
     for (const auto& [key, value] : object_.items()) {
       bool is_known = false;

@@ -35,7 +35,7 @@ struct ResourceQuota {
   Quantity nominal_quota;
   std::optional<Quantity> borrowing_limit;  // absent: no limit
   std::optional<Quantity> lending_limit;    // absent: everything may be lent
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -49,7 +49,7 @@ struct ResourceQuota {
 struct FlavorQuotas {
   std::string name;  // a ResourceFlavor
   std::vector<ResourceQuota> resources;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -61,7 +61,7 @@ struct FlavorQuotas {
 struct ResourceGroup {
   std::vector<std::string> covered_resources;
   std::vector<FlavorQuotas> flavors;  // in order of preference
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -72,7 +72,7 @@ struct ResourceGroup {
 
 struct FairSharing {
   Quantity weight = Quantity::FromUnits(1);
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -91,7 +91,7 @@ struct ResourceUsage {
   std::string name;
   Quantity total;
   Quantity borrowed;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -104,7 +104,7 @@ struct ResourceUsage {
 struct FlavorUsage {
   std::string name;
   std::vector<ResourceUsage> resources;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -143,7 +143,7 @@ struct FlavorFungibility {
   FungibilityPolicy when_can_borrow = FungibilityPolicy::kMayStopSearch;
   FungibilityPolicy when_can_preempt = FungibilityPolicy::kTryNextFlavor;
   std::optional<FungibilityPreference> preference;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -166,7 +166,7 @@ struct EnumNames<PreemptionPolicy> {
 struct BorrowWithinCohort {
   PreemptionPolicy policy = PreemptionPolicy::kNever;  // Never or LowerPriority
   std::optional<int32_t> max_priority_threshold;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -179,7 +179,7 @@ struct ClusterQueuePreemption {
   PreemptionPolicy reclaim_within_cohort = PreemptionPolicy::kNever;  // Never, LowerPriority, Any
   PreemptionPolicy within_cluster_queue = PreemptionPolicy::kNever;
   BorrowWithinCohort borrow_within_cohort;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -198,7 +198,7 @@ struct ClusterQueueSpec {
   ClusterQueuePreemption preemption;
   StopPolicy stop_policy = StopPolicy::kNone;
   std::optional<FairSharing> fair_sharing;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -215,7 +215,7 @@ struct ClusterQueueSpec {
 
 struct FairSharingStatus {
   int64_t weighted_share = 0;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -231,7 +231,7 @@ struct ClusterQueueStatus {
   std::vector<FlavorUsage> flavors_reservation;
   std::vector<FlavorUsage> flavors_usage;
   std::optional<FairSharingStatus> fair_sharing;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -251,7 +251,7 @@ struct ClusterQueue {
   ObjectMeta metadata;
   ClusterQueueSpec spec;
   std::optional<ClusterQueueStatus> status;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -267,7 +267,7 @@ struct CohortSpec {
   std::string parent_name;
   std::vector<ResourceGroup> resource_groups;
   std::optional<FairSharing> fair_sharing;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -280,7 +280,7 @@ struct CohortSpec {
 struct CohortStatus {
   std::vector<Condition> conditions;
   std::optional<FairSharingStatus> fair_sharing;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -295,7 +295,7 @@ struct Cohort {
   ObjectMeta metadata;
   CohortSpec spec;
   std::optional<CohortStatus> status;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -310,7 +310,7 @@ struct Cohort {
 struct LocalQueueSpec {
   std::string cluster_queue;
   StopPolicy stop_policy = StopPolicy::kNone;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -326,7 +326,7 @@ struct LocalQueueStatus {
   int32_t admitted_workloads = 0;
   std::vector<FlavorUsage> flavors_reservation;
   std::vector<FlavorUsage> flavors_usage;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -345,7 +345,7 @@ struct LocalQueue {
   ObjectMeta metadata;
   LocalQueueSpec spec;
   std::optional<LocalQueueStatus> status;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -362,7 +362,7 @@ struct ResourceFlavorSpec {
   std::vector<Taint> node_taints;
   std::vector<Toleration> tolerations;
   std::string topology_name;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -378,7 +378,7 @@ struct ResourceFlavor {
   static constexpr bool kNamespaced = false;
   ObjectMeta metadata;
   ResourceFlavorSpec spec;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -395,7 +395,7 @@ struct WorkloadPriorityClass {
   ObjectMeta metadata;
   int32_t value = 0;
   std::string description;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -415,7 +415,7 @@ struct PriorityClassRef {
   std::string group;  // kueue.x-k8s.io or scheduling.k8s.io
   std::string kind;   // WorkloadPriorityClass or PriorityClass
   std::string name;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -430,7 +430,7 @@ struct PodSet {
   int32_t count = 1;
   std::optional<int32_t> min_count;
   Json template_ = Json::object();  // a PodTemplateSpec, kept whole
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -448,7 +448,7 @@ struct WorkloadSpec {
   std::optional<int32_t> priority;
   bool active = true;
   std::optional<int32_t> maximum_execution_time_seconds;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -466,7 +466,7 @@ struct PodSetAssignment {
   std::map<std::string, std::string> flavors;         // resource -> ResourceFlavor
   std::map<std::string, Quantity> resource_usage;     // resource -> total over all pods
   std::optional<int32_t> count;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -480,7 +480,7 @@ struct PodSetAssignment {
 struct Admission {
   std::string cluster_queue;
   std::vector<PodSetAssignment> pod_set_assignments;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -492,7 +492,7 @@ struct Admission {
 struct RequeueState {
   std::optional<int32_t> count;
   std::string requeue_at;  // RFC 3339
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -504,7 +504,7 @@ struct RequeueState {
 struct ReclaimablePod {
   std::string name;
   int32_t count = 0;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -516,7 +516,7 @@ struct ReclaimablePod {
 struct PodSetRequest {
   std::string name;
   std::map<std::string, Quantity> resources;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -531,7 +531,7 @@ struct WorkloadStatus {
   std::optional<RequeueState> requeue_state;
   std::vector<ReclaimablePod> reclaimable_pods;
   std::vector<PodSetRequest> resource_requests;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -561,7 +561,7 @@ struct Workload {
   ObjectMeta metadata;
   WorkloadSpec spec;
   std::optional<WorkloadStatus> status;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -601,8 +601,11 @@ Result<T> DecodeObject(const Json& object) {
   T out;
   Status s = DecodeValue(object, "", out);
   if (!s.ok()) return s.WithContext(who);
-  out.extra.erase("apiVersion");
-  out.extra.erase("kind");
+  if (out.extra.is_object()) {
+    out.extra.erase("apiVersion");
+    out.extra.erase("kind");
+    if (out.extra.empty()) out.extra = Json();
+  }
   return out;
 }
 

@@ -23,7 +23,7 @@ struct ObjectMeta {
   std::string deletion_timestamp;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -56,7 +56,7 @@ struct Condition {
   std::string message;
   std::string last_transition_time;
   std::optional<int64_t> observed_generation;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -86,7 +86,7 @@ struct LabelSelectorRequirement {
   std::string key;
   SelectorOperator op = SelectorOperator::kIn;
   std::vector<std::string> values;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -100,7 +100,7 @@ struct LabelSelectorRequirement {
 struct LabelSelector {
   std::map<std::string, std::string> match_labels;
   std::vector<LabelSelectorRequirement> match_expressions;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -124,7 +124,7 @@ struct Taint {
   std::string key;
   std::string value;
   TaintEffect effect = TaintEffect::kNoSchedule;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -147,7 +147,7 @@ struct Toleration {
   std::string value;
   std::optional<TaintEffect> effect;  // absent: every effect
   std::optional<int64_t> toleration_seconds;
-  Extra extra = Json::object();
+  Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
