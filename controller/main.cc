@@ -216,6 +216,12 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
       if (line.rfind("VmHWM:", 0) == 0) peak = line.substr(line.find_first_not_of(" \t", 6));
   }
   log("info", "peak resident memory (VmHWM): " + peak);
+  {
+    // How much of the heap is live now, against what malloc holds (fragmentation).
+    const struct mallinfo2 mi = mallinfo2();
+    log("info", "heap at stop: " + std::to_string((mi.uordblks + mi.hblkhd) >> 20) + " MiB in use of " +
+                    std::to_string((mi.arena + mi.hblkhd) >> 20) + " MiB held");
+  }
   const auto s = controller.stats();
   log("info", "stopped after " + std::to_string(s.passes) + " passes: " + std::to_string(s.admitted) + " admitted, " +
                   std::to_string(s.preempted) + " preempted, " + std::to_string(s.status_writes) + " status writes");

@@ -344,6 +344,7 @@ void QueueController::Pass() {
   const auto pass_start = std::chrono::steady_clock::now();
   api::ClusterState state;
   state.fair_sharing = config_.fair_sharing;
+  state.keep_going = true;  // one Workload rota cannot read must not stop every admission
   state.now = static_cast<int64_t>(std::time(nullptr));
   state.flavors = Copy(*flavors_);
   state.cohorts = Copy(*cohorts_);

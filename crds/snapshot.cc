@@ -331,6 +331,7 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state, PodSetMemo* memo)
     adm::WorkloadSpec e;
     e.key = Key(w.metadata);
     auto who = [&] { return "Workload \"" + e.key + "\""; };  // only on errors
+    Status problem;  // with state.keep_going: the first thing rota could not read
     PodSetMemo::Entry* memo_entry = nullptr;
     const std::string& memo_key = w.metadata.uid.empty() ? e.key : w.metadata.uid;
     if (memo && w.metadata.generation) {
@@ -351,9 +352,11 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state, PodSetMemo* memo)
                               : created.status().WithContext(who() + ": metadata.creationTimestamp");
       if (!s.ok()) {
         if (memo_entry) memo->entries_.erase(memo_key);
-        return s;
+        if (!state.keep_going) return s;
+        problem = s;
+        e.pod_sets.clear();
       }
-      e.creation_time = *created;
+      e.creation_time = created.ok() ? *created : 0;
       if (memo_entry) {
         memo_entry->creation_time = e.creation_time;
         memo_entry->pod_sets = e.pod_sets;
@@ -380,8 +383,9 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state, PodSetMemo* memo)
     int64_t requeue_at = 0;
     if (status && status->requeue_state && !status->requeue_state->requeue_at.empty()) {
       auto t = ParseTime(status->requeue_state->requeue_at);
-      if (!t.ok()) return t.status().WithContext(who() + ": status.requeueState.requeueAt");
-      requeue_at = *t;
+      if (!t.ok() && !state.keep_going) return t.status().WithContext(who() + ": status.requeueState.requeueAt");
+      if (!t.ok() && problem.ok()) problem = t.status().WithContext(who() + ": status.requeueState.requeueAt");
+      requeue_at = t.ok() ? *t : 0;
     }
     if (!w.spec.active) {
       inadmissible("Inactive", "the workload is deactivated (spec.active is false)");
@@ -433,14 +437,20 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state, PodSetMemo* memo)
       e.admission = std::move(a);
       if (const Condition* c = FindCondition(status->conditions, workload_condition::kQuotaReserved)) {
         auto t = ParseTime(c->last_transition_time);
-        if (!t.ok()) return t.status().WithContext(who() + ": status.conditions[QuotaReserved].lastTransitionTime");
-        e.admission_time = *t;
+        if (!t.ok() && !state.keep_going) {
+          return t.status().WithContext(who() + ": status.conditions[QuotaReserved].lastTransitionTime");
+        }
+        e.admission_time = t.ok() ? *t : 0;
       }
       if (const Condition* c = FindCondition(status->conditions, workload_condition::kEvicted)) {
         e.evicted = c->status == ConditionStatus::kTrue;
       }
     }
 
+    if (!problem.ok()) {
+      e.inadmissible_reason = "Inadmissible";
+      e.inadmissible_message = problem.message();
+    }
     out.workloads.push_back(std::move(e));
   }
   if (memo) {

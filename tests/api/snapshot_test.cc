@@ -110,5 +110,34 @@ TEST(BuildSnapshotTest, MemoReadsAPodTemplateAgainOnlyWhenTheGenerationChanges) 
   EXPECT_EQ(memo.size(), 1u);
 }
 
+TEST(BuildSnapshotTest, KeepGoingLeavesAnUnreadableWorkloadPendingWithTheError) {
+  ClusterState state;
+  state.cluster_queues.push_back(*DecodeObject<ClusterQueue>(
+      Json::parse(R"({"metadata": {"name": "team"}, "spec": {"namespaceSelector": {}}})")));
+  state.local_queues.push_back(*DecodeObject<LocalQueue>(
+      Json::parse(R"({"metadata": {"name": "gpu", "namespace": "ml"}, "spec": {"clusterQueue": "team"}})")));
+  auto workload = [](const std::string& name, const std::string& gpus) {
+    return std::make_shared<const Workload>(*DecodeObject<Workload>(Json::parse(
+        R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml"}, "spec": {"queueName": "gpu",
+            "podSets": [{"count": 1, "template": {"spec": {"containers": [{"name": "c",
+            "resources": {"requests": {"nvidia.com/gpu": ")" + gpus + R"("}}}]}}}]}})")));
+  };
+  state.workloads = {workload("bad", "lots"), workload("good", "1")};
+  Result<admission::Snapshot> strict = BuildSnapshot(state);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.status().message().find("Workload \"ml/bad\""), std::string::npos) << strict.status().message();
+
+  state.keep_going = true;
+  Result<admission::Snapshot> s = BuildSnapshot(state);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->workloads.size(), 2u);
+  EXPECT_EQ(s->workloads[0].key, "ml/bad");
+  EXPECT_EQ(s->workloads[0].inadmissible_reason, "Inadmissible");
+  EXPECT_NE(s->workloads[0].inadmissible_message.find("\"lots\" is not a valid quantity"), std::string::npos)
+      << s->workloads[0].inadmissible_message;
+  EXPECT_EQ(s->workloads[1].inadmissible_reason, "");
+  EXPECT_EQ(s->workloads[1].pod_sets.at(0).per_pod.at("nvidia.com/gpu"), 1000);
+}
+
 }  // namespace
 }  // namespace rota::api

@@ -33,6 +33,10 @@ struct ClusterState {
   // Seconds since the epoch, for requeueState.requeueAt (a workload evicted with backoff waits
   // until then). 0: ignore requeueAt.
   int64_t now = 0;
+  // A workload rota cannot read (a quantity beyond int64 milli-units, a malformed time) fails
+  // the whole snapshot unless this is set; then it stays pending, Inadmissible, with the error
+  // as its message, so that one bad object cannot stop admission for everyone (the controller).
+  bool keep_going = false;
 };
 
 // The requests of one pod of `pod_template` (a PodTemplateSpec): the sum over containers (a
