@@ -401,6 +401,16 @@ void QueueController::Pass() {
     log_("error", "cannot build the scheduling snapshot: " + snapshot.status().message());
     return;
   }
+  // A workload we evicted is not admitted again until the cache shows the eviction: the newer
+  // admission would replace the eviction not yet sent, or race whoever finishes the eviction
+  // (for a Job, the Job integration; for a plain Workload, its owner) and be undone by it.
+  for (auto& w : snapshot->workloads) {
+    auto it = assumed_.find(w.key);
+    if (it != assumed_.end() && !it->second.admission && !w.admission && w.inadmissible_reason.empty()) {
+      w.inadmissible_reason = "WaitingForQuota";
+      w.inadmissible_message = "its eviction is being written";
+    }
+  }
   admission::Decisions d = admission::Schedule(*snapshot);
   const double pass_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count();
 
