@@ -334,6 +334,14 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     }
     // Let a burst of events settle into one pass.
     std::this_thread::sleep_for(config_.batch_period);
+    // Backpressure: the next pass waits until the last one's admissions, evictions and queue
+    // status have at least been taken up by the writer. Deciding far ahead of what the apiserver
+    // has accepted only piles up decisions on assumptions (and, in a busy cohort, lends quota
+    // only to take it back), and a stream of new admissions must not keep queue status from
+    // being written at all. Pending reasons are not waited for.
+    while (!stop && writer_->Queued(StatusWriter::kAdmission) + writer_->Queued(StatusWriter::kQueueStatus) > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     Pass();
   }
   for (auto* r : Reflectors()) r->RequestStop();  // all at once, then wait for each
