@@ -351,7 +351,8 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state, PodSetMemo* memo)
       Status s = created.ok() ? PodSetsOf(w, e.key, e.pod_sets)
                               : created.status().WithContext(who() + ": metadata.creationTimestamp");
       if (!s.ok()) {
-        if (memo_entry) memo->entries_.erase(memo_key);
+        if (memo_entry) memo->entries_.erase(memo_key);  // read again next time: never memo a failure
+        memo_entry = nullptr;
         if (!state.keep_going) return s;
         problem = s;
         e.pod_sets.clear();

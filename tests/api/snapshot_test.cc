@@ -118,7 +118,8 @@ TEST(BuildSnapshotTest, KeepGoingLeavesAnUnreadableWorkloadPendingWithTheError) 
       Json::parse(R"({"metadata": {"name": "gpu", "namespace": "ml"}, "spec": {"clusterQueue": "team"}})")));
   auto workload = [](const std::string& name, const std::string& gpus) {
     return std::make_shared<const Workload>(*DecodeObject<Workload>(Json::parse(
-        R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml"}, "spec": {"queueName": "gpu",
+        R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml", "uid": "uid-)" + name +
+        R"(", "generation": 1}, "spec": {"queueName": "gpu",
             "podSets": [{"count": 1, "template": {"spec": {"containers": [{"name": "c",
             "resources": {"requests": {"nvidia.com/gpu": ")" + gpus + R"("}}}]}}}]}})")));
   };
@@ -137,6 +138,14 @@ TEST(BuildSnapshotTest, KeepGoingLeavesAnUnreadableWorkloadPendingWithTheError) 
       << s->workloads[0].inadmissible_message;
   EXPECT_EQ(s->workloads[1].inadmissible_reason, "");
   EXPECT_EQ(s->workloads[1].pod_sets.at(0).per_pod.at("nvidia.com/gpu"), 1000);
+
+  // With a memo, a failure is not remembered as an empty pod set: every build reports it.
+  PodSetMemo memo;
+  for (int build = 0; build < 2; ++build) {
+    Result<admission::Snapshot> m = BuildSnapshot(state, &memo);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_EQ(m->workloads[0].inadmissible_reason, "Inadmissible") << "build " << build;
+  }
 }
 
 }  // namespace
