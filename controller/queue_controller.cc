@@ -237,9 +237,8 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
           out.resource_version = (*res).value("metadata", Json::object()).value("resourceVersion", "");
           return out;
         }
-        out.not_found = res.error().IsNotFound();
         out.error = res.error().ToString();
-        if (!out.not_found) {
+        if (!res.error().IsNotFound()) {  // a deleted Workload needs no status
           log_("warn", "status of " + w.body.value("kind", std::string("object")) + " " + (w.ns.empty() ? "" : w.ns + "/") +
                            w.name + ": " + out.error);
         }
@@ -519,15 +518,16 @@ void QueueController::Pass() {
   // status write per waiting workload. Reasons particular to a workload (no such LocalQueue,
   // more than the quota can ever give, ...) are written whatever its place.
   constexpr size_t kPendingReasonsPerQueue = 10;
+  // The snapshot's workloads by key (the queue status below applies this pass's decisions to them).
+  std::unordered_map<std::string, admission::WorkloadSpec*> spec_by_key;
+  spec_by_key.reserve(snapshot->workloads.size());
+  for (auto& w : snapshot->workloads) spec_by_key[w.key] = &w;
   std::unordered_set<std::string> near_head;
   {
-    std::unordered_map<std::string, const admission::WorkloadSpec*> specs;
-    specs.reserve(snapshot->workloads.size());
-    for (const auto& w : snapshot->workloads) specs[w.key] = &w;
     std::unordered_map<std::string, std::vector<const admission::WorkloadSpec*>> waiting;
     for (const auto& p : d.pending) {
-      auto s = specs.find(p.workload);
-      if (p.reason == "WaitingForQuota" && s != specs.end()) waiting[s->second->cluster_queue].push_back(s->second);
+      auto s = spec_by_key.find(p.workload);
+      if (p.reason == "WaitingForQuota" && s != spec_by_key.end()) waiting[s->second->cluster_queue].push_back(s->second);
     }
     for (auto& [cq, list] : waiting) {
       const size_t n = std::min(list.size(), kPendingReasonsPerQueue);
@@ -593,9 +593,6 @@ void QueueController::Pass() {
   }
 
   // Queue status from the state after these decisions.
-  std::unordered_map<std::string, admission::WorkloadSpec*> spec_by_key;
-  spec_by_key.reserve(snapshot->workloads.size());
-  for (auto& w : snapshot->workloads) spec_by_key[w.key] = &w;
   for (const auto& p : d.preempted) spec_by_key.at(p.workload)->admission.reset();
   for (const auto& k : drained)
     if (spec_by_key.count(k)) spec_by_key.at(k)->admission.reset();

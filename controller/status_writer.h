@@ -41,7 +41,6 @@ class StatusWriter {
   };
   struct Outcome {
     bool ok = false;
-    bool not_found = false;
     std::string resource_version;  // of the object after a successful write
     std::string error;
   };

@@ -64,7 +64,6 @@ class EventRecorder {
     std::string type, reason, message;
   };
   void Send();
-  void WaitForToken();  // the senders' rate limit
   struct Seen {
     std::string event_name;
     std::string event_namespace;
