@@ -198,6 +198,8 @@ class Scheduler {
   void Release(Workload& w);
   // Tries to admit pending workload wi; returns true when it was.
   bool TryAdmit(int wi);
+  // Holds the quota of `a` for workload `wi` in `cq` and records the admission.
+  void Admit(int wi, ClusterQueue& cq, Assignment a);
   // Admits, in order, the pending workloads that fit in their ClusterQueue's nominal quota
   // without borrowing or preempting.
   void AdmitWithinNominal();
@@ -769,12 +771,17 @@ bool Scheduler::TryAdmit(int wi) {
     pending_message_[wi] = message;
     return false;
   }
+  Admit(wi, cq, std::move(a));
+  for (auto& v : victims) out_.preempted.push_back(std::move(v));
+  return true;
+}
+
+void Scheduler::Admit(int wi, ClusterQueue& cq, Assignment a) {
+  Workload& w = wls_[wi];
   Hold(w, a.needs);
   w.admitted = w.admitted_this_pass = true;
   cq.admitted.push_back(wi);
-  out_.admitted.push_back({ws.key, cq.spec->name, std::move(a.pod_sets), a.borrowing});
-  for (auto& v : victims) out_.preempted.push_back(std::move(v));
-  return true;
+  out_.admitted.push_back({w.spec->key, cq.spec->name, std::move(a.pod_sets), a.borrowing});
 }
 
 void Scheduler::AdmitWithinNominal() {
@@ -796,10 +803,7 @@ void Scheduler::AdmitWithinNominal() {
       if (!never || cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) stopped.insert(ci);
       continue;
     }
-    Hold(w, a.needs);
-    w.admitted = w.admitted_this_pass = true;
-    cq.admitted.push_back(wi);
-    out_.admitted.push_back({ws.key, cq.spec->name, std::move(a.pod_sets), false});
+    Admit(wi, cq, std::move(a));
   }
 }
 
