@@ -112,28 +112,9 @@ Result<std::unique_ptr<Client>> Client::Create(const RestConfig& config, Clock& 
 
 Client::Client(RestConfig config, Clock& clock, std::unique_ptr<Transport> transport)
     : config_(std::move(config)), clock_(clock), transport_(std::move(transport)),
-      tokens_(config_.burst), last_refill_(clock.Now()) {}
+      bucket_(clock, config_.qps, config_.burst) {}
 
 Client::~Client() = default;
-
-void Client::WaitForToken() {
-  if (config_.qps <= 0) return;
-  std::unique_lock<std::mutex> l(bucket_mu_);
-  while (true) {
-    const auto now = clock_.Now();
-    const double elapsed = std::chrono::duration<double>(now - last_refill_).count();
-    tokens_ = std::min<double>(config_.burst, tokens_ + elapsed * config_.qps);
-    last_refill_ = now;
-    if (tokens_ >= 1) {
-      tokens_ -= 1;
-      return;
-    }
-    const auto wait = std::chrono::duration<double>((1 - tokens_) / config_.qps);
-    l.unlock();
-    clock_.SleepFor(std::chrono::duration_cast<Clock::Duration>(wait));
-    l.lock();
-  }
-}
 
 std::string Client::Path(const Resource& r, const std::string& ns, const std::string& name,
                          const std::string& subresource) const {
@@ -149,7 +130,7 @@ ApiResult<Json> Client::Do(const Request& req) {
   Backoff backoff(std::chrono::milliseconds(200), std::chrono::seconds(5));
   constexpr int kAttempts = 5;
   for (int attempt = 1;; ++attempt) {
-    WaitForToken();
+    bucket_.Wait();
     HttpRequest h;
     h.method = req.method;
     h.path_and_query = req.path;
@@ -256,7 +237,7 @@ ApiResult<Json> Client::Delete(const Resource& r, const std::string& ns, const s
 }
 
 ApiResult<std::string> Client::GetRaw(const std::string& path) {
-  WaitForToken();
+  bucket_.Wait();
   HttpRequest h;
   h.path_and_query = path;
   h.timeout_ms = static_cast<long>(config_.timeout.count());
@@ -311,7 +292,7 @@ ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, c
     return true;
   };
 
-  WaitForToken();
+  bucket_.Wait();
   HttpRequest h;
   h.path_and_query = Path(r, ns, "", "") + q;
   h.headers = {"Accept: application/json"};

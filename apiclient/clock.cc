@@ -95,4 +95,23 @@ std::chrono::milliseconds Backoff::Next() {
   return std::chrono::milliseconds(static_cast<long long>(static_cast<double>(ms) * factor));
 }
 
+TokenBucket::TokenBucket(Clock& clock, double qps, int burst)
+    : clock_(clock), qps_(qps), burst_(burst), tokens_(burst), last_refill_(clock.Now()) {}
+
+Clock::Duration TokenBucket::Reserve() {
+  if (qps_ <= 0) return Clock::Duration::zero();
+  std::lock_guard<std::mutex> l(mu_);
+  const auto now = clock_.Now();
+  tokens_ = std::min<double>(burst_, tokens_ + std::chrono::duration<double>(now - last_refill_).count() * qps_);
+  last_refill_ = now;
+  tokens_ -= 1;
+  if (tokens_ >= 0) return Clock::Duration::zero();
+  return std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(-tokens_ / qps_));
+}
+
+void TokenBucket::Wait() {
+  const Clock::Duration d = Reserve();
+  if (d > Clock::Duration::zero()) clock_.SleepFor(d);
+}
+
 }  // namespace rota::apiclient

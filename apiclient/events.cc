@@ -18,8 +18,8 @@ std::string Rfc3339(std::chrono::system_clock::time_point t) {
 }  // namespace
 
 EventRecorder::EventRecorder(Client& client, std::string component, EventLimits limits)
-    : client_(client), component_(std::move(component)), limits_(limits), tokens_(limits.burst),
-      tokens_at_(client.clock().Now()) {}
+    : client_(client), component_(std::move(component)), limits_(limits),
+      bucket_(client.clock(), limits.qps, limits.burst) {}
 
 EventRecorder::~EventRecorder() {
   {
@@ -55,25 +55,13 @@ uint64_t EventRecorder::dropped() const {
 }
 
 void EventRecorder::Send() {
-  Clock& clock = client_.clock();
   for (;;) {
+    bucket_.Wait();  // a token per event, taken before the event, so that it waits in the queue
     Queued q;
     {
       std::unique_lock<std::mutex> l(queue_mu_);
-      for (;;) {
-        queue_cv_.wait(l, [this] { return stopping_ || !queue_.empty(); });
-        if (stopping_) return;
-        // A token per event, refilled at `qps` up to `burst`.
-        const auto now = clock.Now();
-        tokens_ = std::min<double>(limits_.burst, tokens_ + std::chrono::duration<double>(now - tokens_at_).count() * limits_.qps);
-        tokens_at_ = now;
-        if (tokens_ >= 1 || limits_.qps <= 0) break;
-        const auto wait = std::chrono::duration<double>((1 - tokens_) / limits_.qps);
-        l.unlock();
-        clock.SleepFor(std::chrono::duration_cast<Clock::Duration>(wait));
-        l.lock();
-      }
-      tokens_ -= 1;
+      queue_cv_.wait(l, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
       q = std::move(queue_.front());
       queue_.pop_front();
     }

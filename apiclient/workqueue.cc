@@ -6,7 +6,7 @@
 namespace rota::apiclient {
 
 WorkQueue::WorkQueue(Clock& clock, RateLimit limit)
-    : clock_(clock), limit_(limit), tokens_(limit.burst), last_refill_(clock.Now()) {}
+    : clock_(clock), limit_(limit), bucket_(clock, limit.qps, limit.burst) {}
 
 void WorkQueue::AddLocked(const std::string& key) {
   if (shutting_down_ || dirty_.count(key)) return;
@@ -40,11 +40,7 @@ void WorkQueue::AddRateLimited(const std::string& key) {
     const double item_ms = std::min<double>(static_cast<double>(limit_.item_max.count()),
                                             static_cast<double>(limit_.item_base.count()) * std::pow(2.0, n));
     // Overall bucket: take a token now, or reserve the next one.
-    const auto now = clock_.Now();
-    tokens_ = std::min<double>(limit_.burst, tokens_ + std::chrono::duration<double>(now - last_refill_).count() * limit_.qps);
-    last_refill_ = now;
-    tokens_ -= 1;
-    const double bucket_ms = tokens_ >= 0 ? 0 : -tokens_ / limit_.qps * 1000;
+    const double bucket_ms = std::chrono::duration<double, std::milli>(bucket_.Reserve()).count();
     delay = std::chrono::duration_cast<Clock::Duration>(
         std::chrono::duration<double, std::milli>(std::max(item_ms, bucket_ms)));
   }

@@ -159,16 +159,12 @@ class Client {
   ApiResult<Json> Do(const Request& req);
   std::string Path(const Resource& r, const std::string& ns, const std::string& name,
                    const std::string& subresource) const;
-  void WaitForToken();  // the client-side rate limit
 
   RestConfig config_;
   Clock& clock_;
   std::unique_ptr<Transport> transport_;
   std::atomic<int64_t> requests_sent_{0};
-  // Token bucket.
-  std::mutex bucket_mu_;
-  double tokens_;
-  Clock::TimePoint last_refill_;
+  TokenBucket bucket_;  // the client-side rate limit
 };
 
 // Builds a query string parameter value safely (percent-encoding).

@@ -52,6 +52,24 @@ class FakeClock : public Clock {
   std::vector<std::pair<std::condition_variable*, std::mutex*>> waiting_cvs_;
 };
 
+// A token bucket (client-go's flowcontrol): `qps` tokens a second, up to `burst` saved. Reserve()
+// takes a token now, or the next one to come, and says how long until it is due; Wait() sleeps
+// that long. qps <= 0 means no limit. Thread-safe.
+class TokenBucket {
+ public:
+  TokenBucket(Clock& clock, double qps, int burst);
+  Clock::Duration Reserve();
+  void Wait();
+
+ private:
+  Clock& clock_;
+  const double qps_;
+  const int burst_;
+  std::mutex mu_;
+  double tokens_;  // may go below zero: tokens reserved ahead
+  Clock::TimePoint last_refill_;
+};
+
 // Exponential backoff with jitter (client-go's wait.Backoff): Next() returns base, 2x base, ...
 // up to cap, each multiplied by a random factor in [1, 1 + jitter]; Reset() starts over.
 class Backoff {

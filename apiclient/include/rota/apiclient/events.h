@@ -78,8 +78,7 @@ class EventRecorder {
   Client& client_;
   std::string component_;
   EventLimits limits_;
-  double tokens_;  // guarded by queue_mu_
-  Clock::TimePoint tokens_at_;
+  TokenBucket bucket_;  // the senders' rate
   std::mutex mu_;
   std::map<std::tuple<std::string, std::string, std::string, std::string>, Seen> seen_;
   std::map<std::string, Bucket> buckets_;  // per object uid (or key)

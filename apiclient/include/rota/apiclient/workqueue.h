@@ -67,8 +67,7 @@ class WorkQueue {
   std::unordered_set<std::string> processing_;  // taken, not yet Done
   std::multimap<Clock::TimePoint, std::string> waiting_;  // delayed adds by ready time
   std::unordered_map<std::string, int> failures_;
-  double tokens_;
-  Clock::TimePoint last_refill_;
+  TokenBucket bucket_;  // the overall retry rate
   bool shutting_down_ = false;
   bool draining_ = false;
 };
