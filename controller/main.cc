@@ -5,10 +5,10 @@
 //   rota version
 
 #include <CLI/CLI.hpp>
+#include <jemalloc/jemalloc.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
-#include <malloc.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -217,10 +217,16 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   }
   log("info", "peak resident memory (VmHWM): " + peak);
   {
-    // How much of the heap is live now, against what malloc holds (fragmentation).
-    const struct mallinfo2 mi = mallinfo2();
-    log("info", "heap at stop: " + std::to_string((mi.uordblks + mi.hblkhd) >> 20) + " MiB in use of " +
-                    std::to_string((mi.arena + mi.hblkhd) >> 20) + " MiB held");
+    // How much of the heap is live now, against what the allocator keeps resident (fragmentation
+    // and pages not yet returned). jemalloc's statistics are refreshed by writing "epoch".
+    uint64_t epoch = 1;
+    size_t allocated = 0, resident = 0, len = sizeof(size_t);
+    mallctl("epoch", nullptr, nullptr, &epoch, sizeof(epoch));
+    if (mallctl("stats.allocated", &allocated, &len, nullptr, 0) == 0 &&
+        mallctl("stats.resident", &resident, &len, nullptr, 0) == 0) {
+      log("info", "heap at stop: " + std::to_string(allocated >> 20) + " MiB in use of " + std::to_string(resident >> 20) +
+                      " MiB resident");
+    }
   }
   const auto s = controller.stats();
   log("info", "stopped after " + std::to_string(s.passes) + " passes: " + std::to_string(s.admitted) + " admitted, " +
@@ -231,10 +237,6 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
 }  // namespace
 
 int main(int argc, char** argv) {
-  // glibc gives each thread that allocates its own arena (up to 8 per core), and memory freed in
-  // one is not reused by another: with informer, writer and event threads that multiplies the
-  // resident size for nothing. Two arenas keep rota's footprint close to what it holds.
-  mallopt(M_ARENA_MAX, 2);
   CLI::App app{"rota: a batch-queue controller for shared GPU clusters, speaking Kueue's API"};
   app.require_subcommand(1);
 

@@ -115,6 +115,13 @@ class Informer : public Reflector {
     for (const auto& [k, v] : store_) out.push_back(v.object);
     return out;
   }
+  // Calls fn(key, object) for every object, with the store's own key (no copy of it), under the
+  // store's read lock: fn must be quick and must not call back into this informer.
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    std::shared_lock l(mu_);
+    for (const auto& [k, v] : store_) fn(k, v.object);
+  }
   size_t Size() const {
     std::shared_lock l(mu_);
     return store_.size();
