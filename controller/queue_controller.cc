@@ -359,11 +359,7 @@ void QueueController::Pass() {
   state.local_queues = Copy(*local_queues_);
   state.priority_classes = Copy(*priority_classes_);
   for (const auto& ns : namespaces_->List()) state.namespace_labels[ns->name] = ns->labels;
-  // Finished workloads hold no quota and need no status: they are not copied into the pass.
-  for (const auto& w : workloads_->List()) {
-    if (!IsFinished(*w)) state.workloads.push_back(w);
-  }
-
+  const uint64_t pass_number = stats().passes + 1;
   // What the writer did since the last pass: a write we assumed either succeeded (the cache is
   // the truth once it reaches the version the write returned) or failed (the cache stays the
   // truth, and the next pass decides again); a failed pending reason is written again.
@@ -380,50 +376,53 @@ void QueueController::Pass() {
       assumed_.erase(it);
     }
   }
+  // Finished workloads hold no quota and need no status: they are not copied into the pass.
   // Overlay what we wrote but have not seen back yet; forget assumptions the cache confirms.
-  std::unordered_set<std::string> present;
-  present.reserve(state.workloads.size());
-  for (auto& shared : state.workloads) {
+  workloads_->ForEach([&](const std::string& key, const std::shared_ptr<const api::Workload>& shared) {
     const api::Workload& w = *shared;
-    const std::string key = w.metadata.namespace_ + "/" + w.metadata.name;
-    present.insert(key);
-    auto it = assumed_.find(key);
-    if (it == assumed_.end()) continue;
+    if (IsFinished(w)) return;
+    auto it = assumed_.empty() ? assumed_.end() : assumed_.find(key);
+    if (it == assumed_.end()) {
+      state.workloads.push_back(shared);
+      return;
+    }
+    it->second.seen = pass_number;
     const bool has = w.status && w.status->admission;
     // Confirmed, or the cache has caught up with our write (or gone past it: someone changed the
     // workload after us, and the cache is the truth again).
     if (has == it->second.admission.has_value() || SeenVersion(w.metadata.resource_version, it->second.written_version)) {
       assumed_.erase(it);
-      continue;
+      state.workloads.push_back(shared);
+      return;
     }
     auto copy = std::make_shared<api::Workload>(w);  // the cache's object stays as it is
     if (!copy->status) copy->status = api::WorkloadStatus{};
     copy->status->admission = it->second.admission;
-    shared = std::move(copy);
-  }
-  for (auto it = assumed_.begin(); it != assumed_.end();) it = present.count(it->first) ? std::next(it) : assumed_.erase(it);
+    state.workloads.push_back(std::move(copy));
+  });
+  for (auto it = assumed_.begin(); it != assumed_.end();) it = it->second.seen == pass_number ? std::next(it) : assumed_.erase(it);
 
-  auto snapshot = api::BuildSnapshot(state, &pod_set_memo_);
-  if (!snapshot.ok()) {
-    log_("error", "cannot build the scheduling snapshot: " + snapshot.status().message());
+  if (Status s = snapshot_builder_.Build(state); !s.ok()) {
+    log_("error", "cannot build the scheduling snapshot: " + s.message());
     return;
   }
   // A workload we evicted is not admitted again until the cache shows the eviction: the newer
   // admission would replace the eviction not yet sent, or race whoever finishes the eviction
   // (for a Job, the Job integration; for a plain Workload, its owner) and be undone by it.
-  for (auto& w : snapshot->workloads) {
-    auto it = assumed_.find(w.key);
-    if (it != assumed_.end() && !it->second.admission && !w.admission && w.inadmissible_reason.empty()) {
-      w.inadmissible_reason = "WaitingForQuota";
-      w.inadmissible_message = "its eviction is being written";
-    }
+  for (const auto& [key, assumed] : assumed_) {
+    if (assumed.admission) continue;
+    const admission::WorkloadSpec* spec = snapshot_builder_.Find(key);
+    if (!spec || spec->admission || !spec->inadmissible_reason.empty()) continue;
+    admission::WorkloadSpec* w = snapshot_builder_.Mutable(key);
+    w->inadmissible_reason = "WaitingForQuota";
+    w->inadmissible_message = "its eviction is being written";
   }
-  admission::Decisions d = admission::Schedule(*snapshot);
+  const admission::Snapshot& snapshot = snapshot_builder_.snapshot();
+  admission::Decisions d = admission::Schedule(snapshot);
   const double pass_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count();
 
-  std::unordered_map<std::string, const api::Workload*> by_key;
-  by_key.reserve(state.workloads.size());
-  for (const auto& w : state.workloads) by_key[w->metadata.namespace_ + "/" + w->metadata.name] = w.get();
+  // The object each decision is about (the cache's, or our overlay of it).
+  auto object_of = [&](const std::string& key) { return snapshot_builder_.Object(key); };
   const std::string now = NowRfc3339();
 
   // Workload status writes: (key, apply body).
@@ -452,7 +451,7 @@ void QueueController::Pass() {
     return w.status ? w.status->conditions : kNone;
   };
   for (const auto& a : d.admitted) {
-    const api::Workload* w = by_key.at(a.workload);
+    const api::Workload* w = object_of(a.workload);
     std::map<std::string, ConditionUpdate> updates = {
         {std::string(wc::kQuotaReserved), {"True", "QuotaReserved", "Quota reserved in ClusterQueue " + a.cluster_queue}},
         {std::string(wc::kAdmitted), {"True", "Admitted", "The workload is admitted"}}};
@@ -471,7 +470,7 @@ void QueueController::Pass() {
     writes.push_back({w->metadata.namespace_, w->metadata.name, workload_body(*w, std::move(status)), std::optional<api::Admission>(assumed)});
   }
   for (const auto& p : d.preempted) {
-    const api::Workload* w = by_key.at(p.workload);
+    const api::Workload* w = object_of(p.workload);
     const std::string message = PreemptionMessage(p);
     Json status = {{"conditions", OwnedConditions(conditions_of(*w),
                                                   {{std::string(wc::kQuotaReserved), {"False", "Preempted", message}},
@@ -518,16 +517,12 @@ void QueueController::Pass() {
   // status write per waiting workload. Reasons particular to a workload (no such LocalQueue,
   // more than the quota can ever give, ...) are written whatever its place.
   constexpr size_t kPendingReasonsPerQueue = 10;
-  // The snapshot's workloads by key (the queue status below applies this pass's decisions to them).
-  std::unordered_map<std::string, admission::WorkloadSpec*> spec_by_key;
-  spec_by_key.reserve(snapshot->workloads.size());
-  for (auto& w : snapshot->workloads) spec_by_key[w.key] = &w;
   std::unordered_set<std::string> near_head;
   {
     std::unordered_map<std::string, std::vector<const admission::WorkloadSpec*>> waiting;
     for (const auto& p : d.pending) {
-      auto s = spec_by_key.find(p.workload);
-      if (p.reason == "WaitingForQuota" && s != spec_by_key.end()) waiting[s->second->cluster_queue].push_back(s->second);
+      if (p.reason != "WaitingForQuota") continue;
+      if (const admission::WorkloadSpec* s = snapshot_builder_.Find(p.workload)) waiting[s->cluster_queue].push_back(s);
     }
     for (auto& [cq, list] : waiting) {
       const size_t n = std::min(list.size(), kPendingReasonsPerQueue);
@@ -541,11 +536,11 @@ void QueueController::Pass() {
     }
   }
   for (const auto& p : d.pending) {
-    auto it = by_key.find(p.workload);
-    if (it == by_key.end()) continue;
-    const api::Workload& w = *it->second;
-    if (w.status && w.status->admission) continue;  // evicted this pass; its write is above
     if (p.reason == "WaitingForQuota" && !near_head.count(p.workload)) continue;
+    const api::Workload* object = object_of(p.workload);
+    if (!object) continue;
+    const api::Workload& w = *object;
+    if (w.status && w.status->admission) continue;  // evicted this pass; its write is above
     const api::Condition* qr = api::FindCondition(conditions_of(w), wc::kQuotaReserved);
     if (qr && qr->status == api::ConditionStatus::kFalse && qr->reason == p.reason && qr->message == p.message) continue;
     // Pending reasons are for people; they must not crowd out admissions at the apiserver. A new
@@ -583,7 +578,7 @@ void QueueController::Pass() {
     pending_written_[key] = {pass_start, p.reason, p.message};
   }
   for (auto it = pending_written_.begin(); it != pending_written_.end();) {
-    it = by_key.count(it->first) ? std::next(it) : pending_written_.erase(it);
+    it = object_of(it->first) ? std::next(it) : pending_written_.erase(it);
   }
   for (const auto& wr : writes) {
     const std::string key = wr.ns + "/" + wr.name;
@@ -593,18 +588,19 @@ void QueueController::Pass() {
   }
 
   // Queue status from the state after these decisions.
-  for (const auto& p : d.preempted) spec_by_key.at(p.workload)->admission.reset();
+  // (Applied to the kept snapshot's entries, which are therefore made again at the next pass.)
+  for (const auto& p : d.preempted) snapshot_builder_.Mutable(p.workload)->admission.reset();
   for (const auto& k : drained)
-    if (spec_by_key.count(k)) spec_by_key.at(k)->admission.reset();
-  for (const auto& a : d.admitted) spec_by_key.at(a.workload)->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
+    if (auto* w = snapshot_builder_.Mutable(k)) w->admission.reset();
+  for (const auto& a : d.admitted) snapshot_builder_.Mutable(a.workload)->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
   struct Counts {
     int32_t pending = 0, admitted = 0;
     std::map<std::pair<std::string, std::string>, int64_t> usage;  // (flavor, resource) -> milli
   };
   std::map<std::string, Counts> cq_counts, lq_counts;
-  for (const auto& w : snapshot->workloads) {
-    const api::Workload* aw = by_key.count(w.key) ? by_key.at(w.key) : nullptr;
-    const std::string lq = aw ? aw->metadata.namespace_ + "/" + aw->spec.queue_name : "";
+  for (size_t i = 0; i < snapshot.workloads.size(); ++i) {
+    const admission::WorkloadSpec& w = snapshot.workloads[i];
+    const std::string& lq = snapshot_builder_.LocalQueueOf(i);
     if (w.admission) {
       for (Counts* c : {&cq_counts[w.admission->cluster_queue], &lq_counts[lq]}) {
         ++c->admitted;
@@ -700,7 +696,7 @@ void QueueController::Pass() {
   }
 
   // Metrics first, so that whoever sees the status this pass writes finds them agreeing.
-  if (metrics_) Record(state, *snapshot, d, pass_seconds);
+  if (metrics_) Record(state, d, pass_seconds);
   for (QueueWrite& qw : queue_writes) {
     writer_->Enqueue(StatusWriter::kQueueStatus, {qw.resource.plural, qw.ns, qw.name, std::move(qw.body)});
   }
@@ -715,21 +711,21 @@ void QueueController::Pass() {
     };
     std::vector<Ev> evs;
     for (const auto& a : d.admitted) {
-      const api::Workload* w = by_key.at(a.workload);
+      const api::Workload* w = object_of(a.workload);
       evs.push_back({w, "Normal", "QuotaReserved", "Quota reserved in ClusterQueue " + a.cluster_queue});
       evs.push_back({w, "Normal", "Admitted", "Admitted by ClusterQueue " + a.cluster_queue});
     }
     for (const auto& p : d.preempted) {
-      const api::Workload* w = by_key.at(p.workload);
+      const api::Workload* w = object_of(p.workload);
       evs.push_back({w, "Normal", "Preempted", PreemptionMessage(p)});
       evs.push_back({w, "Normal", "Evicted", "Evicted: " + PreemptionMessage(p)});
     }
     for (const auto& pw : pending_writes) {
-      auto it = by_key.find(pw.ns + "/" + pw.name);
-      if (it == by_key.end()) continue;
+      const api::Workload* w = object_of(pw.ns + "/" + pw.name);
+      if (!w) continue;
       const Json& c = pw.body["status"]["conditions"];
       for (const auto& cond : c)
-        if (cond["type"] == wc::kQuotaReserved) evs.push_back({it->second, "Warning", "Pending", cond["message"]});
+        if (cond["type"] == wc::kQuotaReserved) evs.push_back({w, "Warning", "Pending", cond["message"]});
     }
     // Off the scheduling loop: the next pass does not wait for Events.
     for (const Ev& e : evs) {
@@ -747,18 +743,16 @@ void QueueController::Pass() {
   stats_.preempted += static_cast<int64_t>(d.preempted.size());
 }
 
-void QueueController::Record(const api::ClusterState& state, const admission::Snapshot& snapshot,
-                             const admission::Decisions& d, double pass_seconds) {
+void QueueController::Record(const api::ClusterState& state, const admission::Decisions& d, double pass_seconds) {
   Metrics& m = *metrics_;
-  std::unordered_map<std::string, const admission::WorkloadSpec*> by_key;
-  by_key.reserve(snapshot.workloads.size());
-  for (const auto& w : snapshot.workloads) by_key[w.key] = &w;
+  const admission::Snapshot& snapshot = snapshot_builder_.snapshot();
+  auto spec_of = [&](const std::string& key) { return snapshot_builder_.Find(key); };
   const double now = static_cast<double>(std::time(nullptr));
   for (const auto& a : d.admitted) {
     const Labels cq = {{"cluster_queue", a.cluster_queue}};
     m.Add("kueue_quota_reserved_workloads_total", cq);
     m.Add("kueue_admitted_workloads_total", cq);
-    const auto* w = by_key.at(a.workload);
+    const auto* w = spec_of(a.workload);
     if (w->creation_time > 0) {
       m.Observe("kueue_admission_wait_time_seconds", cq, std::max(0.0, now - static_cast<double>(w->creation_time)));
       m.Observe("kueue_quota_reserved_wait_time_seconds", cq, std::max(0.0, now - static_cast<double>(w->creation_time)));
@@ -766,7 +760,7 @@ void QueueController::Record(const api::ClusterState& state, const admission::Sn
   }
   for (const auto& p : d.preempted) {
     m.Add("kueue_evicted_workloads_total", {{"cluster_queue", p.cluster_queue}, {"reason", "Preempted"}});
-    const auto* preemptor = by_key.at(p.preemptor);
+    const auto* preemptor = spec_of(p.preemptor);
     m.Add("kueue_preempted_workloads_total",
           {{"preempting_cluster_queue", preemptor->cluster_queue}, {"reason", admission::ToString(p.reason)}});
   }
@@ -785,7 +779,7 @@ void QueueController::Record(const api::ClusterState& state, const admission::Sn
   auto set = [&](const char* gauge, const Labels& labels, double v) { gauges[gauge][labels] = v; };
   std::map<std::string, std::pair<int, int>> pending;  // cq -> (active, inadmissible)
   for (const auto& p : d.pending) {
-    const auto* w = by_key.count(p.workload) ? by_key.at(p.workload) : nullptr;
+    const auto* w = spec_of(p.workload);
     if (!w || w->cluster_queue.empty()) continue;
     auto& slot = pending[w->cluster_queue];
     (p.reason == "WaitingForQuota" ? slot.first : slot.second)++;

@@ -78,9 +78,8 @@ class QueueController {
  private:
   void MarkDirty();
   void Pass();
-  // Metrics of one pass; `after` is the snapshot with the pass's decisions applied.
-  void Record(const api::ClusterState& state, const admission::Snapshot& after,
-              const admission::Decisions& d, double pass_seconds);
+  // Metrics of one pass, from the kept snapshot with the pass's decisions applied.
+  void Record(const api::ClusterState& state, const admission::Decisions& d, double pass_seconds);
   std::vector<apiclient::Reflector*> Reflectors() const;
   std::function<void(const api::Workload&)> workload_listener_;
 
@@ -106,6 +105,7 @@ class QueueController {
     std::optional<api::Admission> admission;
     uint64_t write = 0;           // the StatusWriter's sequence number of our write
     std::string written_version;  // set once that write has succeeded
+    uint64_t seen = 0;            // the last pass whose cache still had the workload
   };
   std::map<std::string, Assumed> assumed_;
 
@@ -120,7 +120,7 @@ class QueueController {
     std::string reason, message;
   };
   std::map<std::string, PendingWritten> pending_written_;
-  api::PodSetMemo pod_set_memo_;  // used by Pass only
+  api::SnapshotBuilder snapshot_builder_;  // used by Pass only: the snapshot kept between passes
   // Sends the status the passes decide, off the loop. Declared last: its threads use the above.
   std::unique_ptr<StatusWriter> writer_;
 

@@ -249,9 +249,25 @@ Status PodSetsOf(const Workload& w, const std::string& key, std::vector<adm::Pod
 
 }  // namespace
 
-Result<adm::Snapshot> BuildSnapshot(const ClusterState& state, PodSetMemo* memo) {
-  if (memo) ++memo->builds_;
-  adm::Snapshot out;
+namespace {
+
+// What workloads are resolved against, indexed once per build.
+struct Resolver {
+  explicit Resolver(const ClusterState& s) : state(s), keep_going(s.keep_going) {
+    for (const auto& q : s.cluster_queues) cqs[q.metadata.name] = &q;
+    for (const auto& lq : s.local_queues) lqs[Key(lq.metadata)] = &lq;
+    for (const auto& c : s.priority_classes) classes[c.metadata.name] = &c;
+  }
+  const ClusterState& state;
+  bool keep_going;
+  std::unordered_map<std::string, const ClusterQueue*> cqs;
+  std::unordered_map<std::string, const LocalQueue*> lqs;
+  std::unordered_map<std::string, const WorkloadPriorityClass*> classes;
+  std::unordered_map<std::string, bool> selected;  // "cq\nnamespace" -> namespace selected
+};
+
+// Appends the engine's flavors, cohorts and ClusterQueues for `state` to `out`.
+Status QueuesOf(const ClusterState& state, adm::Snapshot& out) {
   out.fair_sharing = state.fair_sharing;
   for (const auto& f : state.flavors) {
     adm::FlavorSpec ef{f.metadata.name, f.spec.node_labels, {}};
@@ -262,9 +278,7 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state, PodSetMemo* memo)
     out.cohorts.push_back({c.metadata.name, c.spec.parent_name, ToEngine(c.spec.resource_groups),
                            c.spec.fair_sharing ? c.spec.fair_sharing->weight.milli() : 1000});
   }
-  std::unordered_map<std::string, const ClusterQueue*> cqs;
   for (const auto& q : state.cluster_queues) {
-    cqs[q.metadata.name] = &q;
     adm::ClusterQueueSpec e;
     e.name = q.metadata.name;
     e.cohort = q.spec.cohort_name;
@@ -315,151 +329,263 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state, PodSetMemo* memo)
     if (q.spec.fair_sharing) e.fair_weight_milli = q.spec.fair_sharing->weight.milli();
     out.cluster_queues.push_back(std::move(e));
   }
-  std::unordered_map<std::string, const LocalQueue*> lqs;
-  for (const auto& lq : state.local_queues) lqs[Key(lq.metadata)] = &lq;
-  std::unordered_map<std::string, const WorkloadPriorityClass*> classes;
-  for (const auto& c : state.priority_classes) classes[c.metadata.name] = &c;
+  return Status::Ok();
+}
 
-  std::unordered_map<std::string, bool> selected;  // "cq\nnamespace" -> namespace selected
+bool Finished(const Workload& w) {
+  if (!w.status) return false;
+  const Condition* finished = FindCondition(w.status->conditions, workload_condition::kFinished);
+  return finished && finished->status == ConditionStatus::kTrue;
+}
+
+struct SpecInfo {
+  bool pod_sets_read = false;   // the pod sets and creation time were read without error
+  bool depends_on_now = false;  // the result changes with state.now (a requeue time not reached)
+};
+
+// The engine's view of one workload into `e`. `reuse`, when not null, is an earlier view of the
+// same workload at the same uid and generation whose pod sets and creation time were read without
+// error: they are taken from it (moved) instead of reading the pod templates again. Fails only
+// without keep_going.
+Status WorkloadSpecOf(const Workload& w, Resolver& r, adm::WorkloadSpec* reuse, adm::WorkloadSpec& e, SpecInfo& info) {
+  const WorkloadStatus* status = w.status ? &*w.status : nullptr;
+  e.key = Key(w.metadata);
+  auto who = [&] { return "Workload \"" + e.key + "\""; };  // only on errors
+  Status problem;  // with state.keep_going: the first thing rota could not read
+  if (reuse) {
+    e.creation_time = reuse->creation_time;
+    e.pod_sets = std::move(reuse->pod_sets);
+    info.pod_sets_read = true;
+  } else {
+    auto created = ParseTime(w.metadata.creation_timestamp);
+    Status s = created.ok() ? PodSetsOf(w, e.key, e.pod_sets)
+                            : created.status().WithContext(who() + ": metadata.creationTimestamp");
+    if (!s.ok()) {
+      if (!r.keep_going) return s;
+      problem = s;
+      e.pod_sets.clear();
+    }
+    e.creation_time = created.ok() ? *created : 0;
+    info.pod_sets_read = s.ok();
+  }
+
+  // Priority: spec.priority, else the class's value.
+  const WorkloadPriorityClass* cls = nullptr;
+  if (w.spec.priority_class_ref && w.spec.priority_class_ref->kind == "WorkloadPriorityClass") {
+    auto it = r.classes.find(w.spec.priority_class_ref->name);
+    if (it != r.classes.end()) cls = it->second;
+  }
+  e.priority = w.spec.priority.value_or(cls ? cls->value : 0);
+  e.preemptible = !cls || cls->preemptible();
+
+  // Resolve its queue, or say why it cannot be queued (also for an admitted workload, which
+  // needs its queue again once it is evicted).
+  auto inadmissible = [&](const std::string& reason, const std::string& message) {
+    e.inadmissible_reason = reason;
+    e.inadmissible_message = message;
+  };
+  auto lq = r.lqs.find(w.metadata.namespace_ + "/" + w.spec.queue_name);
+  int64_t requeue_at = 0;
+  if (status && status->requeue_state && !status->requeue_state->requeue_at.empty()) {
+    auto t = ParseTime(status->requeue_state->requeue_at);
+    if (!t.ok() && !r.keep_going) return t.status().WithContext(who() + ": status.requeueState.requeueAt");
+    if (!t.ok() && problem.ok()) problem = t.status().WithContext(who() + ": status.requeueState.requeueAt");
+    requeue_at = t.ok() ? *t : 0;
+  }
+  // Backoff lasts until requeueAt: until then the answer depends on the time of the build.
+  info.depends_on_now = r.state.now > 0 && requeue_at > r.state.now;
+  if (!w.spec.active) {
+    inadmissible("Inactive", "the workload is deactivated (spec.active is false)");
+  } else if (r.state.now > 0 && requeue_at > r.state.now && !(status && status->admission)) {
+    inadmissible("Backoff", "waiting until " + status->requeue_state->requeue_at +
+                                " before it is requeued (backoff after eviction)");
+  } else if (w.spec.priority_class_ref && w.spec.priority_class_ref->kind == "WorkloadPriorityClass" && !cls) {
+    inadmissible("Inadmissible",
+                 "WorkloadPriorityClass " + w.spec.priority_class_ref->name + " doesn't exist");
+  } else if (w.spec.queue_name.empty()) {
+    inadmissible("Inadmissible", "the workload names no LocalQueue (spec.queueName is empty)");
+  } else if (lq == r.lqs.end()) {
+    inadmissible("Inadmissible", "LocalQueue " + w.spec.queue_name + " doesn't exist");
+  } else if (lq->second->spec.stop_policy != StopPolicy::kNone) {
+    inadmissible("Stopped", "LocalQueue " + w.spec.queue_name + " is stopped");
+  } else {
+    e.cluster_queue = lq->second->spec.cluster_queue;
+    auto cq = r.cqs.find(e.cluster_queue);
+    if (cq != r.cqs.end()) {
+      // Once per (ClusterQueue, namespace), not per workload.
+      auto [match, fresh] = r.selected.try_emplace(e.cluster_queue + "\n" + w.metadata.namespace_, false);
+      if (fresh) {
+        const auto& selector = cq->second->spec.namespace_selector;
+        std::map<std::string, std::string> labels;
+        auto nl = r.state.namespace_labels.find(w.metadata.namespace_);
+        if (nl != r.state.namespace_labels.end()) labels = nl->second;
+        labels["kubernetes.io/metadata.name"] = w.metadata.namespace_;
+        match->second = selector && selector->Matches(labels);
+      }
+      if (!match->second) {
+        inadmissible("Inadmissible", "Workload namespace doesn't match ClusterQueue selector");
+      }
+    }
+  }
+  if (status && status->admission) {
+    adm::AdmissionSpec a;
+    a.cluster_queue = status->admission->cluster_queue;
+    for (const auto& psa : status->admission->pod_set_assignments) {
+      adm::PodSetAdmission ep;
+      ep.name = psa.name;
+      ep.flavors = psa.flavors;
+      for (const auto& [r, q] : psa.resource_usage) ep.usage[r] = q.milli();
+      int32_t spec_count = 0;
+      for (const auto& ps : w.spec.pod_sets)
+        if (ps.name == psa.name) spec_count = ps.count;
+      ep.count = psa.count.value_or(spec_count);
+      a.pod_sets.push_back(std::move(ep));
+    }
+    e.admission = std::move(a);
+    if (const Condition* c = FindCondition(status->conditions, workload_condition::kQuotaReserved)) {
+      auto t = ParseTime(c->last_transition_time);
+      if (!t.ok() && !r.keep_going) {
+        return t.status().WithContext(who() + ": status.conditions[QuotaReserved].lastTransitionTime");
+      }
+      e.admission_time = t.ok() ? *t : 0;
+    }
+    if (const Condition* c = FindCondition(status->conditions, workload_condition::kEvicted)) {
+      e.evicted = c->status == ConditionStatus::kTrue;
+    }
+  }
+
+  if (!problem.ok()) {
+    e.inadmissible_reason = "Inadmissible";
+    e.inadmissible_message = problem.message();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
+  adm::Snapshot out;
+  if (Status s = QueuesOf(state, out); !s.ok()) return s;
+  Resolver resolver(state);
   for (const auto& shared : state.workloads) {
-    const Workload& w = *shared;
-    const WorkloadStatus* status = w.status ? &*w.status : nullptr;
-    if (status) {
-      const Condition* finished = FindCondition(status->conditions, workload_condition::kFinished);
-      if (finished && finished->status == ConditionStatus::kTrue) continue;
-    }
+    if (Finished(*shared)) continue;
     adm::WorkloadSpec e;
-    e.key = Key(w.metadata);
-    auto who = [&] { return "Workload \"" + e.key + "\""; };  // only on errors
-    Status problem;  // with state.keep_going: the first thing rota could not read
-    PodSetMemo::Entry* memo_entry = nullptr;
-    const std::string& memo_key = w.metadata.uid.empty() ? e.key : w.metadata.uid;
-    if (memo && w.metadata.generation) {
-      auto [it, fresh] = memo->entries_.try_emplace(memo_key);
-      memo_entry = &it->second;
-      memo_entry->used = memo->builds_;
-      if (fresh || memo_entry->generation != *w.metadata.generation) {
-        memo_entry->generation = *w.metadata.generation;
-        memo_entry->filled = false;
-      }
-    }
-    if (memo_entry && memo_entry->filled) {
-      e.creation_time = memo_entry->creation_time;
-      e.pod_sets = memo_entry->pod_sets;
-    } else {
-      auto created = ParseTime(w.metadata.creation_timestamp);
-      Status s = created.ok() ? PodSetsOf(w, e.key, e.pod_sets)
-                              : created.status().WithContext(who() + ": metadata.creationTimestamp");
-      if (!s.ok()) {
-        if (memo_entry) memo->entries_.erase(memo_key);  // read again next time: never memo a failure
-        memo_entry = nullptr;
-        if (!state.keep_going) return s;
-        problem = s;
-        e.pod_sets.clear();
-      }
-      e.creation_time = created.ok() ? *created : 0;
-      if (memo_entry) {
-        memo_entry->creation_time = e.creation_time;
-        memo_entry->pod_sets = e.pod_sets;
-        memo_entry->filled = true;
-      }
-    }
-
-    // Priority: spec.priority, else the class's value.
-    const WorkloadPriorityClass* cls = nullptr;
-    if (w.spec.priority_class_ref && w.spec.priority_class_ref->kind == "WorkloadPriorityClass") {
-      auto it = classes.find(w.spec.priority_class_ref->name);
-      if (it != classes.end()) cls = it->second;
-    }
-    e.priority = w.spec.priority.value_or(cls ? cls->value : 0);
-    e.preemptible = !cls || cls->preemptible();
-
-    // Resolve its queue, or say why it cannot be queued (also for an admitted workload, which
-    // needs its queue again once it is evicted).
-    auto inadmissible = [&](const std::string& reason, const std::string& message) {
-      e.inadmissible_reason = reason;
-      e.inadmissible_message = message;
-    };
-    auto lq = lqs.find(w.metadata.namespace_ + "/" + w.spec.queue_name);
-    int64_t requeue_at = 0;
-    if (status && status->requeue_state && !status->requeue_state->requeue_at.empty()) {
-      auto t = ParseTime(status->requeue_state->requeue_at);
-      if (!t.ok() && !state.keep_going) return t.status().WithContext(who() + ": status.requeueState.requeueAt");
-      if (!t.ok() && problem.ok()) problem = t.status().WithContext(who() + ": status.requeueState.requeueAt");
-      requeue_at = t.ok() ? *t : 0;
-    }
-    if (!w.spec.active) {
-      inadmissible("Inactive", "the workload is deactivated (spec.active is false)");
-    } else if (state.now > 0 && requeue_at > state.now && !(status && status->admission)) {
-      inadmissible("Backoff", "waiting until " + status->requeue_state->requeue_at +
-                                  " before it is requeued (backoff after eviction)");
-    } else if (w.spec.priority_class_ref && w.spec.priority_class_ref->kind == "WorkloadPriorityClass" && !cls) {
-      inadmissible("Inadmissible",
-                   "WorkloadPriorityClass " + w.spec.priority_class_ref->name + " doesn't exist");
-    } else if (w.spec.queue_name.empty()) {
-      inadmissible("Inadmissible", "the workload names no LocalQueue (spec.queueName is empty)");
-    } else if (lq == lqs.end()) {
-      inadmissible("Inadmissible", "LocalQueue " + w.spec.queue_name + " doesn't exist");
-    } else if (lq->second->spec.stop_policy != StopPolicy::kNone) {
-      inadmissible("Stopped", "LocalQueue " + w.spec.queue_name + " is stopped");
-    } else {
-      e.cluster_queue = lq->second->spec.cluster_queue;
-      auto cq = cqs.find(e.cluster_queue);
-      if (cq != cqs.end()) {
-        // Once per (ClusterQueue, namespace), not per workload.
-        auto [match, fresh] = selected.try_emplace(e.cluster_queue + "\n" + w.metadata.namespace_, false);
-        if (fresh) {
-          const auto& selector = cq->second->spec.namespace_selector;
-          std::map<std::string, std::string> labels;
-          auto nl = state.namespace_labels.find(w.metadata.namespace_);
-          if (nl != state.namespace_labels.end()) labels = nl->second;
-          labels["kubernetes.io/metadata.name"] = w.metadata.namespace_;
-          match->second = selector && selector->Matches(labels);
-        }
-        if (!match->second) {
-          inadmissible("Inadmissible", "Workload namespace doesn't match ClusterQueue selector");
-        }
-      }
-    }
-    if (status && status->admission) {
-      adm::AdmissionSpec a;
-      a.cluster_queue = status->admission->cluster_queue;
-      for (const auto& psa : status->admission->pod_set_assignments) {
-        adm::PodSetAdmission ep;
-        ep.name = psa.name;
-        ep.flavors = psa.flavors;
-        for (const auto& [r, q] : psa.resource_usage) ep.usage[r] = q.milli();
-        int32_t spec_count = 0;
-        for (const auto& ps : w.spec.pod_sets)
-          if (ps.name == psa.name) spec_count = ps.count;
-        ep.count = psa.count.value_or(spec_count);
-        a.pod_sets.push_back(std::move(ep));
-      }
-      e.admission = std::move(a);
-      if (const Condition* c = FindCondition(status->conditions, workload_condition::kQuotaReserved)) {
-        auto t = ParseTime(c->last_transition_time);
-        if (!t.ok() && !state.keep_going) {
-          return t.status().WithContext(who() + ": status.conditions[QuotaReserved].lastTransitionTime");
-        }
-        e.admission_time = t.ok() ? *t : 0;
-      }
-      if (const Condition* c = FindCondition(status->conditions, workload_condition::kEvicted)) {
-        e.evicted = c->status == ConditionStatus::kTrue;
-      }
-    }
-
-    if (!problem.ok()) {
-      e.inadmissible_reason = "Inadmissible";
-      e.inadmissible_message = problem.message();
-    }
+    SpecInfo info;
+    if (Status s = WorkloadSpecOf(*shared, resolver, nullptr, e, info); !s.ok()) return s;
     out.workloads.push_back(std::move(e));
   }
-  if (memo) {
-    for (auto it = memo->entries_.begin(); it != memo->entries_.end();) {
-      it = it->second.used == memo->builds_ ? std::next(it) : memo->entries_.erase(it);
-    }
+  return out;
+}
+
+namespace {
+
+// Names and resourceVersions of everything a workload is resolved against (ClusterQueues,
+// LocalQueues, priority classes) and the namespaces' labels; `unversioned` when an object has no
+// resourceVersion (then a change could not be told apart).
+std::string ResolvedAgainst(const ClusterState& state, bool& unversioned) {
+  std::string out;
+  auto add = [&](const ObjectMeta& m) {
+    unversioned = unversioned || m.resource_version.empty();
+    out.append(m.namespace_).append("/").append(m.name).append("@").append(m.resource_version).append("\n");
+  };
+  for (const auto& q : state.cluster_queues) add(q.metadata);
+  for (const auto& lq : state.local_queues) add(lq.metadata);
+  for (const auto& c : state.priority_classes) add(c.metadata);
+  for (const auto& [ns, labels] : state.namespace_labels) {
+    out.append(ns).append(":");
+    for (const auto& [k, v] : labels) out.append(k).append("=").append(v).append(",");
+    out.append("\n");
   }
   return out;
+}
+
+}  // namespace
+
+Status SnapshotBuilder::Build(const ClusterState& state) {
+  ++builds_;
+  snapshot_.flavors.clear();
+  snapshot_.cohorts.clear();
+  snapshot_.cluster_queues.clear();
+  if (Status s = QueuesOf(state, snapshot_); !s.ok()) return s;
+  bool unversioned = false;
+  std::string against = ResolvedAgainst(state, unversioned);
+  const bool remake_all = unversioned || against != resolved_against_;
+  resolved_against_ = std::move(against);
+
+  Resolver resolver(state);
+  resolver.keep_going = true;
+  for (const auto& shared : state.workloads) {
+    const Workload& w = *shared;
+    if (!remake_all) {
+      auto same = by_object_.find(&w);
+      if (same != by_object_.end() && !slots_[same->second].remake) {
+        slots_[same->second].seen = builds_;
+        continue;
+      }
+    }
+    if (Finished(w)) continue;
+    std::string key = Key(w.metadata);
+    size_t i;
+    if (auto k = by_key_.find(key); k != by_key_.end()) {
+      i = k->second;
+      if (slots_[i].seen == builds_) continue;  // two objects of one key: the first one counts
+      by_object_.erase(slots_[i].object.get());
+    } else {
+      i = slots_.size();
+      slots_.emplace_back();
+      snapshot_.workloads.emplace_back();
+      slots_[i].key = key;
+      by_key_.emplace(std::move(key), i);
+    }
+    Slot& slot = slots_[i];
+    adm::WorkloadSpec& entry = snapshot_.workloads[i];
+    const bool same_spec = slot.object && slot.pod_sets_read && w.metadata.generation &&
+                           slot.object->metadata.generation == w.metadata.generation &&
+                           slot.object->metadata.uid == w.metadata.uid;
+    adm::WorkloadSpec e;
+    SpecInfo info;
+    (void)WorkloadSpecOf(w, resolver, same_spec ? &entry : nullptr, e, info);  // keep_going: no error
+    entry = std::move(e);
+    slot.object = shared;
+    slot.local_queue = w.metadata.namespace_ + "/" + w.spec.queue_name;
+    slot.remake = info.depends_on_now;
+    slot.pod_sets_read = info.pod_sets_read;
+    slot.seen = builds_;
+    by_object_[&w] = i;
+  }
+  // Workloads gone from the state (deleted, finished) are forgotten; the last entry fills the gap.
+  for (size_t i = slots_.size(); i-- > 0;) {
+    if (slots_[i].seen == builds_) continue;
+    by_object_.erase(slots_[i].object.get());
+    by_key_.erase(slots_[i].key);
+    const size_t last = slots_.size() - 1;
+    if (i != last) {
+      slots_[i] = std::move(slots_[last]);
+      snapshot_.workloads[i] = std::move(snapshot_.workloads[last]);
+      by_key_[slots_[i].key] = i;
+      by_object_[slots_[i].object.get()] = i;
+    }
+    slots_.pop_back();
+    snapshot_.workloads.pop_back();
+  }
+  return Status::Ok();
+}
+
+const Workload* SnapshotBuilder::Object(const std::string& key) const {
+  auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : slots_[it->second].object.get();
+}
+
+const adm::WorkloadSpec* SnapshotBuilder::Find(const std::string& key) const {
+  auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : &snapshot_.workloads[it->second];
+}
+
+adm::WorkloadSpec* SnapshotBuilder::Mutable(const std::string& key) {
+  auto it = by_key_.find(key);
+  if (it == by_key_.end()) return nullptr;
+  slots_[it->second].remake = true;
+  return &snapshot_.workloads[it->second];
 }
 
 }  // namespace rota::api

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 namespace rota::api {
 namespace {
 
@@ -76,40 +79,6 @@ TEST(BuildSnapshotTest, ResolvesQueuesPrioritiesAndSelectors) {
   EXPECT_EQ(s->workloads[1].inadmissible_message, "Workload namespace doesn't match ClusterQueue selector");
 }
 
-TEST(BuildSnapshotTest, MemoReadsAPodTemplateAgainOnlyWhenTheGenerationChanges) {
-  ClusterState state;
-  state.cluster_queues.push_back(*DecodeObject<ClusterQueue>(Json::parse(R"({"metadata": {"name": "team"}})")));
-  state.local_queues.push_back(*DecodeObject<LocalQueue>(
-      Json::parse(R"({"metadata": {"name": "gpu", "namespace": "ml"}, "spec": {"clusterQueue": "team"}})")));
-  auto workload = [](const std::string& name, int generation, int gpus) {
-    return std::make_shared<const Workload>(*DecodeObject<Workload>(Json::parse(
-        R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml", "uid": "uid-)" + name +
-        R"(", "generation": )" + std::to_string(generation) + R"(}, "spec": {"queueName": "gpu",
-            "podSets": [{"count": 1, "template": {"spec": {"containers": [{"name": "c",
-            "resources": {"requests": {"nvidia.com/gpu": )" + std::to_string(gpus) + "}}}]}}}]}}")));
-  };
-  PodSetMemo memo;
-  auto gpus_of = [&](size_t i) {
-    Result<admission::Snapshot> s = BuildSnapshot(state, &memo);
-    EXPECT_TRUE(s.ok()) << s.status().message();
-    return s.ok() && s->workloads.size() > i ? s->workloads[i].pod_sets.at(0).per_pod.at("nvidia.com/gpu") / 1000 : -1;
-  };
-  state.workloads = {workload("a", 1, 2), workload("b", 1, 3)};
-  EXPECT_EQ(gpus_of(0), 2);
-  EXPECT_EQ(memo.size(), 2u);
-  // The same generation is the same spec (the apiserver bumps it on every spec change): the memo
-  // answers, so a template edited behind its back is not seen...
-  state.workloads[0] = workload("a", 1, 5);
-  EXPECT_EQ(gpus_of(0), 2);
-  // ...and a new generation is read again.
-  state.workloads[0] = workload("a", 2, 5);
-  EXPECT_EQ(gpus_of(0), 5);
-  // A workload no longer in the state is forgotten.
-  state.workloads.pop_back();
-  EXPECT_EQ(gpus_of(0), 5);
-  EXPECT_EQ(memo.size(), 1u);
-}
-
 TEST(BuildSnapshotTest, KeepGoingLeavesAnUnreadableWorkloadPendingWithTheError) {
   ClusterState state;
   state.cluster_queues.push_back(*DecodeObject<ClusterQueue>(
@@ -139,12 +108,166 @@ TEST(BuildSnapshotTest, KeepGoingLeavesAnUnreadableWorkloadPendingWithTheError) 
   EXPECT_EQ(s->workloads[1].inadmissible_reason, "");
   EXPECT_EQ(s->workloads[1].pod_sets.at(0).per_pod.at("nvidia.com/gpu"), 1000);
 
-  // With a memo, a failure is not remembered as an empty pod set: every build reports it.
-  PodSetMemo memo;
-  for (int build = 0; build < 2; ++build) {
-    Result<admission::Snapshot> m = BuildSnapshot(state, &memo);
-    ASSERT_TRUE(m.ok()) << m.status().message();
-    EXPECT_EQ(m->workloads[0].inadmissible_reason, "Inadmissible") << "build " << build;
+  // The kept snapshot does the same, and a failure is not remembered as an empty pod set: a
+  // new object of the workload at the same generation (a status change) is read again.
+  SnapshotBuilder builder;
+  for (int build = 0; build < 3; ++build) {
+    if (build == 2) {
+      Workload changed = *state.workloads[0];
+      changed.metadata.resource_version = "2";
+      state.workloads[0] = std::make_shared<const Workload>(changed);
+    }
+    ASSERT_TRUE(builder.Build(state).ok());
+    const admission::WorkloadSpec* bad = builder.Find("ml/bad");
+    ASSERT_NE(bad, nullptr);
+    EXPECT_EQ(bad->inadmissible_reason, "Inadmissible") << "build " << build;
+    EXPECT_NE(bad->inadmissible_message.find("\"lots\" is not a valid quantity"), std::string::npos) << "build " << build;
+  }
+}
+
+// One ClusterQueue "team" with LocalQueue ml/gpu; workloads ml/<name> asking for `gpus` GPUs.
+ClusterState TeamState() {
+  ClusterState state;
+  state.cluster_queues.push_back(*DecodeObject<ClusterQueue>(
+      Json::parse(R"({"metadata": {"name": "team", "resourceVersion": "1"}, "spec": {"namespaceSelector": {}}})")));
+  state.local_queues.push_back(*DecodeObject<LocalQueue>(Json::parse(
+      R"({"metadata": {"name": "gpu", "namespace": "ml", "resourceVersion": "1"}, "spec": {"clusterQueue": "team"}})")));
+  return state;
+}
+
+std::shared_ptr<const Workload> GpuWorkload(const std::string& name, int generation, int gpus, const std::string& status = "{}") {
+  return std::make_shared<const Workload>(*DecodeObject<Workload>(Json::parse(
+      R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml", "uid": "uid-)" + name +
+      R"(", "resourceVersion": "1", "generation": )" + std::to_string(generation) + R"(}, "spec": {"queueName": "gpu",
+          "podSets": [{"count": 1, "template": {"spec": {"containers": [{"name": "c",
+          "resources": {"requests": {"nvidia.com/gpu": )" + std::to_string(gpus) + "}}}]}}}]}, \"status\": " + status + "}")));
+}
+
+int64_t GpusOf(const SnapshotBuilder& b, const std::string& key) {
+  const admission::WorkloadSpec* w = b.Find(key);
+  return w && !w->pod_sets.empty() ? w->pod_sets.at(0).per_pod.at("nvidia.com/gpu") / 1000 : -1;
+}
+
+TEST(SnapshotBuilderTest, ReadsAPodTemplateAgainOnlyWhenTheGenerationChanges) {
+  ClusterState state = TeamState();
+  SnapshotBuilder b;
+  state.workloads = {GpuWorkload("a", 1, 2), GpuWorkload("b", 1, 3)};
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(GpusOf(b, "ml/a"), 2);
+  EXPECT_EQ(GpusOf(b, "ml/b"), 3);
+  // A new object at the same generation is the same spec (the apiserver bumps the generation on
+  // every spec change): its pod sets are kept, so a template edited behind its back is not seen,
+  // while the rest of the object (here its status) is read.
+  state.workloads[0] = GpuWorkload("a", 1, 5, R"({"conditions": [{"type": "QuotaReserved", "status": "False",
+      "reason": "Pending", "message": "", "lastTransitionTime": "2026-11-22T10:00:00Z"}]})");
+  state.workloads[0] = GpuWorkload("a", 1, 5, R"({"admission": {"clusterQueue": "team", "podSetAssignments": [
+      {"name": "main", "flavors": {"nvidia.com/gpu": "a100"}, "resourceUsage": {"nvidia.com/gpu": "2"}, "count": 1}]}})");
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(GpusOf(b, "ml/a"), 2);
+  ASSERT_TRUE(b.Find("ml/a")->admission.has_value());
+  EXPECT_EQ(b.Find("ml/a")->admission->cluster_queue, "team");
+  // A new generation is read again.
+  state.workloads[0] = GpuWorkload("a", 2, 5);
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(GpusOf(b, "ml/a"), 5);
+  EXPECT_FALSE(b.Find("ml/a")->admission.has_value());
+  // A workload no longer in the state is forgotten; one that is Finished is left out.
+  state.workloads = {GpuWorkload("b", 1, 3, R"({"conditions": [{"type": "Finished", "status": "True",
+      "reason": "Succeeded", "message": "", "lastTransitionTime": "2026-11-22T10:00:00Z"}]})")};
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_TRUE(b.snapshot().workloads.empty());
+  EXPECT_EQ(b.Object("ml/a"), nullptr);
+  EXPECT_EQ(b.Object("ml/b"), nullptr);
+}
+
+TEST(SnapshotBuilderTest, ResolvesWorkloadsAgainWhenTheirQueuesChange) {
+  ClusterState state = TeamState();
+  state.workloads = {GpuWorkload("a", 1, 1)};
+  SnapshotBuilder b;
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->cluster_queue, "team");
+  EXPECT_EQ(b.LocalQueueOf(0), "ml/gpu");
+  // The same Workload object, but its LocalQueue now points elsewhere (a new resourceVersion).
+  state.local_queues[0].spec.cluster_queue = "other";
+  state.local_queues[0].metadata.resource_version = "2";
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->cluster_queue, "other");
+  // The ClusterQueue's namespaceSelector stops selecting the namespace.
+  state.local_queues[0].spec.cluster_queue = "team";
+  state.local_queues[0].metadata.resource_version = "3";
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->inadmissible_reason, "");
+  state.cluster_queues[0] = *DecodeObject<ClusterQueue>(Json::parse(
+      R"({"metadata": {"name": "team", "resourceVersion": "2"}, "spec": {"namespaceSelector": {"matchLabels": {"team": "ml"}}}})"));
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->inadmissible_message, "Workload namespace doesn't match ClusterQueue selector");
+  // The namespace gets the label.
+  state.namespace_labels["ml"] = {{"team", "ml"}};
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->inadmissible_reason, "");
+}
+
+TEST(SnapshotBuilderTest, AnEntryTheCallerChangedIsMadeAgain) {
+  ClusterState state = TeamState();
+  state.workloads = {GpuWorkload("a", 1, 1)};
+  SnapshotBuilder b;
+  ASSERT_TRUE(b.Build(state).ok());
+  b.Mutable("ml/a")->inadmissible_reason = "WaitingForQuota";
+  EXPECT_EQ(b.Find("ml/a")->inadmissible_reason, "WaitingForQuota");
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->inadmissible_reason, "");
+  EXPECT_EQ(b.Mutable("ml/none"), nullptr);
+}
+
+TEST(SnapshotBuilderTest, BackoffEndsWithTimeWithoutANewObject) {
+  ClusterState state = TeamState();
+  state.workloads = {GpuWorkload("a", 1, 1, R"({"requeueState": {"count": 1, "requeueAt": "2026-11-22T10:00:10Z"}})")};
+  state.now = *ParseTime("2026-11-22T10:00:00Z");
+  SnapshotBuilder b;
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->inadmissible_reason, "Backoff");
+  state.now += 11;
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->inadmissible_reason, "");
+}
+
+// Whatever the sequence of changes, the kept snapshot has the entries BuildSnapshot makes.
+TEST(SnapshotBuilderTest, AgreesWithBuildSnapshotThroughChanges) {
+  ClusterState state = TeamState();
+  state.keep_going = true;
+  SnapshotBuilder b;
+  auto by_key = [](const admission::Snapshot& s) {
+    std::map<std::string, std::string> out;
+    for (const auto& w : s.workloads) {
+      out[w.key] = w.cluster_queue + "|" + std::to_string(w.pod_sets.empty() ? -1 : w.pod_sets[0].per_pod.at("nvidia.com/gpu")) +
+                   "|" + (w.admission ? w.admission->cluster_queue : "-") + "|" + w.inadmissible_reason;
+    }
+    return out;
+  };
+  const std::string admitted = R"({"admission": {"clusterQueue": "team", "podSetAssignments": [
+      {"name": "main", "flavors": {"nvidia.com/gpu": "a100"}, "resourceUsage": {"nvidia.com/gpu": "1"}, "count": 1}]}})";
+  for (int step = 0; step < 40; ++step) {
+    const std::string name = "w" + std::to_string(step % 7);
+    const auto existing = std::find_if(state.workloads.begin(), state.workloads.end(),
+                                       [&](const auto& w) { return w->metadata.name == name; });
+    // A spec change comes with a new generation (as the apiserver does it).
+    const int generation = 1 + step / 10;
+    auto fresh = GpuWorkload(name, generation, 1 + (generation + step % 7) % 3, step % 4 == 0 ? admitted : "{}");
+    if (existing == state.workloads.end()) {
+      state.workloads.push_back(fresh);
+    } else if (step % 5 == 0) {
+      state.workloads.erase(existing);
+    } else {
+      *existing = fresh;
+    }
+    if (step % 9 == 0) {
+      state.local_queues[0].metadata.resource_version = std::to_string(10 + step);
+      state.local_queues[0].spec.cluster_queue = step % 2 ? "team" : "elsewhere";
+    }
+    ASSERT_TRUE(b.Build(state).ok());
+    Result<admission::Snapshot> fresh_snapshot = BuildSnapshot(state);
+    ASSERT_TRUE(fresh_snapshot.ok());
+    EXPECT_EQ(by_key(b.snapshot()), by_key(*fresh_snapshot)) << "step " << step;
   }
 }
 

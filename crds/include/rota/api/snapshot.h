@@ -51,31 +51,54 @@ Result<int64_t> ParseTime(const std::string& rfc3339);
 // The other way round: "2026-11-01T10:00:00Z" for Unix seconds (UTC).
 std::string FormatTime(int64_t unix_seconds);
 
-// The engine's view of workloads' pod sets (and creation times), kept between snapshots by
-// workload uid and generation: reading pod templates is most of the cost of a snapshot, and a
-// workload's spec rarely changes while it waits. Not thread-safe; one per caller of BuildSnapshot.
-class PodSetMemo {
- public:
-  size_t size() const { return entries_.size(); }
-
- private:
-  friend Result<admission::Snapshot> BuildSnapshot(const ClusterState&, PodSetMemo*);
-  struct Entry {
-    int64_t generation = 0;
-    bool filled = false;
-    int64_t creation_time = 0;
-    std::vector<admission::PodSetSpec> pod_sets;
-    uint64_t used = 0;  // the build that last used it
-  };
-  std::unordered_map<std::string, Entry> entries_;  // by uid (or namespace/name)
-  uint64_t builds_ = 0;
-};
-
 // Builds the engine's snapshot. Workloads that are Finished are left out; workloads that cannot
 // be queued (no LocalQueue, namespace not selected, inactive, unknown priority class) are passed
-// with the reason and message a person will see. Errors name the object and the field. With a
-// memo, pod sets of workloads seen before at the same generation are not read again (and the
-// memo forgets workloads this snapshot no longer has).
-Result<admission::Snapshot> BuildSnapshot(const ClusterState& state, PodSetMemo* memo = nullptr);
+// with the reason and message a person will see. Errors name the object and the field.
+Result<admission::Snapshot> BuildSnapshot(const ClusterState& state);
+
+// The engine's snapshot kept from one build to the next, for a caller that builds it again and
+// again from a cache (the controller, every pass), where making every workload's entry anew was
+// most of a pass. A workload's entry is made again only when
+// - its object is not the one of the last build (an informer replaces the object on every
+//   change; the builder holds the objects it used, so an address is never reused meanwhile),
+// - something it is resolved against changed (ClusterQueues, LocalQueues and priority classes by
+//   name and resourceVersion, namespaces by their labels),
+// - it waits for a requeue time (the answer depends on state.now), or
+// - the caller changed its entry (Mutable);
+// and its pod templates are read again only when its uid or generation changed. The snapshot
+// holds the same entries as BuildSnapshot's with keep_going (in another order). Not thread-safe.
+class SnapshotBuilder {
+ public:
+  // Brings snapshot() up to `state` (whose keep_going is implied). An error (a ClusterQueue the
+  // engine cannot use) names the object and field; snapshot() is then not to be used until a
+  // later Build succeeds.
+  Status Build(const ClusterState& state);
+  const admission::Snapshot& snapshot() const { return snapshot_; }
+
+  // By workload key ("namespace/name"), in the last build; null when it has no such workload.
+  const Workload* Object(const std::string& key) const;
+  const admission::WorkloadSpec* Find(const std::string& key) const;
+  // The entry to change (before scheduling, or to apply a pass's decisions to it); it is made
+  // again from its object at the next build.
+  admission::WorkloadSpec* Mutable(const std::string& key);
+  // The LocalQueue ("namespace/name") of snapshot().workloads[i].
+  const std::string& LocalQueueOf(size_t i) const { return slots_[i].local_queue; }
+
+ private:
+  struct Slot {
+    std::shared_ptr<const Workload> object;
+    std::string key;
+    std::string local_queue;
+    bool remake = false;         // make the entry again at the next build
+    bool pod_sets_read = false;  // the entry's pod sets can be reused at the same generation
+    uint64_t seen = 0;           // the last build whose state had it
+  };
+  admission::Snapshot snapshot_;
+  std::vector<Slot> slots_;  // slots_[i] belongs to snapshot_.workloads[i]
+  std::unordered_map<const Workload*, size_t> by_object_;
+  std::unordered_map<std::string, size_t> by_key_;
+  std::string resolved_against_;
+  uint64_t builds_ = 0;
+};
 
 }  // namespace rota::api
