@@ -191,6 +191,12 @@ bool JobController::Reconcile(const std::string& key) {
     }
     return CreateWorkload(*job, queue);
   }
+  // A finished Workload holds no quota and the cache keeps little of it (no admission): its Job
+  // is neither started nor stopped any more (as Kueue leaves it).
+  if (wl->status) {
+    const api::Condition* finished = api::FindCondition(wl->status->conditions, wc::kFinished);
+    if (finished && finished->status == api::ConditionStatus::kTrue) return true;
+  }
   if (IsAdmitted(*wl)) {
     if (job->suspend) return Start(*job, *wl);
     return config_.wait_for_pods_ready ? CheckPodsReady(*job, *wl) : true;
@@ -333,7 +339,7 @@ bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue)
 
 bool JobController::Start(const JobInfo& job, const api::Workload& wl) {
   // The Workload's pod template is the Job's original one: start from it, add the flavors'.
-  const Json& original = wl.spec.pod_sets.empty() ? job.pod_template : wl.spec.pod_sets[0].template_;
+  const Json& original = wl.spec.pod_sets.empty() ? job.pod_template : wl.spec.pod_sets[0].template_.get();
   const Json& pod_spec = original.contains("spec") ? original["spec"] : Json::object();
   Json node_selector = pod_spec.contains("nodeSelector") ? pod_spec["nodeSelector"] : Json::object();
   Json tolerations = pod_spec.contains("tolerations") ? pod_spec["tolerations"] : Json::array();
@@ -367,7 +373,7 @@ bool JobController::Start(const JobInfo& job, const api::Workload& wl) {
 
 bool JobController::Stop(const JobInfo& job, const api::Workload& wl) {
   const std::string key = job.ns + "/" + job.name;
-  const Json& original = wl.spec.pod_sets.empty() ? job.pod_template : wl.spec.pod_sets[0].template_;
+  const Json& original = wl.spec.pod_sets.empty() ? job.pod_template : wl.spec.pod_sets[0].template_.get();
   const Json no_spec = Json::object();
   const Json& pod_spec = original.contains("spec") ? original["spec"] : no_spec;
   const Json& job_spec = job.pod_template.contains("spec") ? job.pod_template["spec"] : no_spec;

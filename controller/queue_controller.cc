@@ -104,9 +104,10 @@ std::string PreemptionMessage(const admission::PreemptDecision& p) {
 
 // A Workload as the cache keeps it: what scheduling, status and the Job integration read, and
 // nothing else. Pod templates keep only their scheduling fields (containers' resources, overhead,
-// nodeSelector, tolerations, affinity); managedFields and unknown fields are dropped. A cached
-// Workload is never written back whole, so nothing is lost.
-Result<api::Workload> DecodeCompactWorkload(const Json& object) {
+// nodeSelector, tolerations, affinity), and equal ones are one shared copy (`templates`: the
+// Workloads of one Job template or sweep have the same); managedFields and unknown fields are
+// dropped. A cached Workload is never written back whole, so nothing is lost.
+Result<api::Workload> DecodeCompactWorkload(const Json& object, api::JsonInterner& templates) {
   Json compact = object;
   if (auto m = compact.find("metadata"); m != compact.end() && m->is_object()) m->erase("managedFields");
   // A finished Workload is kept for its name, owner and conditions only: nothing schedules it
@@ -153,7 +154,14 @@ Result<api::Workload> DecodeCompactWorkload(const Json& object) {
     }
   }
   auto w = api::DecodeObject<api::Workload>(compact);
-  if (w.ok()) w->extra = Json();
+  if (!w.ok()) return w;
+  w->extra = Json();
+  for (auto& ps : w->spec.pod_sets) ps.template_ = templates.Intern(ps.template_);
+  if (finished && w->status) {
+    // Nothing reads a finished Workload's admission or its other conditions from the cache.
+    w->status->admission.reset();
+    std::erase_if(w->status->conditions, [](const api::Condition& c) { return c.type != wc::kFinished; });
+  }
   return w;
 }
 
@@ -210,8 +218,9 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
   workload_handlers.on_add = tell;
   workload_handlers.on_update = [tell](const api::Workload&, const api::Workload& w) { tell(w); };
   workload_handlers.on_delete = tell;
-  workloads_ = std::make_unique<apiclient::Informer<api::Workload>>(client_, r::kWorkloads, "", DecodeCompactWorkload,
-                                                                    workload_handlers, options);
+  workloads_ = std::make_unique<apiclient::Informer<api::Workload>>(
+      client_, r::kWorkloads, "", [this](const Json& j) { return DecodeCompactWorkload(j, templates_); }, workload_handlers,
+      options);
   namespaces_ = std::make_unique<apiclient::Informer<NamespaceInfo>>(
       client_, r::kNamespaces, "",
       [](const Json& j) -> Result<NamespaceInfo> {

@@ -89,6 +89,7 @@ class QueueController {
   Metrics* metrics_;
   apiclient::EventRecorder* events_;
 
+  api::JsonInterner templates_;  // the cached Workloads' pod templates, one copy of each
   std::unique_ptr<apiclient::Informer<api::ResourceFlavor>> flavors_;
   std::unique_ptr<apiclient::Informer<api::Cohort>> cohorts_;
   std::unique_ptr<apiclient::Informer<api::ClusterQueue>> cluster_queues_;

@@ -6,6 +6,34 @@
 
 namespace rota::api {
 
+const Json& SharedJson::get() const {
+  static const Json kNull;
+  return value_ ? *value_ : kNull;
+}
+
+SharedJson JsonInterner::Intern(const SharedJson& value) {
+  if (!value.shared()) return value;
+  std::string text = value.get().dump();
+  std::lock_guard<std::mutex> l(mu_);
+  auto [it, fresh] = by_text_.try_emplace(std::move(text));
+  if (!fresh) {
+    if (auto held = it->second.lock()) return SharedJson(std::move(held));
+  }
+  it->second = value.shared();
+  if (by_text_.size() >= sweep_at_) {
+    std::erase_if(by_text_, [](const auto& entry) { return entry.second.expired(); });
+    sweep_at_ = std::max<size_t>(1024, 2 * by_text_.size());
+  }
+  return value;
+}
+
+size_t JsonInterner::size() const {
+  std::lock_guard<std::mutex> l(mu_);
+  size_t n = 0;
+  for (const auto& [text, held] : by_text_) n += held.expired() ? 0 : 1;
+  return n;
+}
+
 namespace codec_internal {
 
 std::string TypeName(const Json& j) {

@@ -185,10 +185,12 @@ Status PodSetsOf(const Workload& w, const std::string& key, std::vector<adm::Pod
     eps.name = ps.name;
     eps.count = ps.count;
     eps.min_count = ps.min_count;
-    auto requests = PodRequests(ps.template_, path + ".template");
+    auto requests = PodRequests(ps.template_.get(), path + ".template");
     if (!requests.ok()) return requests.status().WithContext(who());
     eps.per_pod = std::move(*requests);
-    const Json& pod_spec = ps.template_.contains("spec") ? ps.template_["spec"] : Json::object();
+    static const Json kNoSpec = Json::object();
+    const Json& tpl = ps.template_.get();
+    const Json& pod_spec = tpl.contains("spec") ? tpl["spec"] : kNoSpec;
     if (pod_spec.is_object()) {
       if (auto ns = pod_spec.find("nodeSelector"); ns != pod_spec.end() && !ns->is_null()) {
         Status s = DecodeValue(*ns, path + ".template.spec.nodeSelector", eps.node_selector);

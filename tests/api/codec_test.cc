@@ -113,6 +113,32 @@ TEST(CodecRoundTripTest, EveryOtherKind) {
     "value": 1000, "description": "Production inference"})");
 }
 
+TEST(JsonInternerTest, EqualValuesShareOneCopyWhileSomeoneHoldsIt) {
+  JsonInterner interner;
+  const char* tpl = R"({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}})";
+  auto workload = [&](const std::string& name) {
+    return DecodeObject<Workload>(Json::parse(R"({"metadata": {"name": ")" + name +
+                                              R"("}, "spec": {"podSets": [{"count": 1, "template": )" + tpl + "}]}}"));
+  };
+  Result<Workload> a = workload("a"), b = workload("b");
+  ASSERT_TRUE(a.ok() && b.ok());
+  // Decoded separately: two copies.
+  EXPECT_NE(a->spec.pod_sets[0].template_.shared(), b->spec.pod_sets[0].template_.shared());
+  a->spec.pod_sets[0].template_ = interner.Intern(a->spec.pod_sets[0].template_);
+  b->spec.pod_sets[0].template_ = interner.Intern(b->spec.pod_sets[0].template_);
+  EXPECT_EQ(a->spec.pod_sets[0].template_.shared(), b->spec.pod_sets[0].template_.shared());
+  EXPECT_EQ(interner.size(), 1u);
+  // A different template is its own; the shared one encodes as it came.
+  SharedJson other = interner.Intern(SharedJson(Parse(R"({"spec": {}})")));
+  EXPECT_NE(other.shared(), a->spec.pod_sets[0].template_.shared());
+  EXPECT_EQ(interner.size(), 2u);
+  EXPECT_EQ(EncodeObject(*b)["spec"]["podSets"][0]["template"], Parse(tpl));
+  // Once nobody holds a value, it is not handed out again.
+  other = SharedJson();
+  EXPECT_EQ(interner.size(), 1u);
+  EXPECT_TRUE(interner.Intern(SharedJson()).get().is_null());
+}
+
 TEST(CodecTest, AppliesTheSchemaDefaults) {
   Result<ClusterQueue> cq = DecodeObject<ClusterQueue>(Parse(R"({"metadata": {"name": "q"}, "spec": {}})"));
   ASSERT_TRUE(cq.ok()) << cq.status().message();

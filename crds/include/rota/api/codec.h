@@ -19,10 +19,13 @@
 #include <concepts>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -36,6 +39,34 @@ namespace rota::api {
 using Json = nlohmann::json;
 // JSON keys a type does not model, kept as they came (an object, possibly empty).
 using Extra = Json;
+
+// A JSON value held read-only and shared: copies of the object holding it share one value, and a
+// JsonInterner makes equal values share one copy (a cache of many Workloads with the same pod
+// template keeps the template once). Null when empty.
+class SharedJson {
+ public:
+  SharedJson() = default;
+  explicit SharedJson(Json value) : value_(std::make_shared<const Json>(std::move(value))) {}
+  explicit SharedJson(std::shared_ptr<const Json> value) : value_(std::move(value)) {}
+  const Json& get() const;
+  const std::shared_ptr<const Json>& shared() const { return value_; }
+
+ private:
+  std::shared_ptr<const Json> value_;
+};
+
+// Hands out one shared copy per distinct JSON value (by its serialisation) for as long as some
+// holder keeps it. Thread-safe.
+class JsonInterner {
+ public:
+  SharedJson Intern(const SharedJson& value);
+  size_t size() const;  // distinct values held somewhere
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::weak_ptr<const Json>> by_text_;
+  size_t sweep_at_ = 1024;  // forget values nobody holds when this many are remembered
+};
 
 // Enums are mapped to and from their API strings by a specialisation of EnumNames<E> with
 // `static constexpr std::pair<E, std::string_view> kValues[]`.
@@ -174,6 +205,9 @@ Status DecodeValue(const Json& j, const std::string& path, T& out) {
   if constexpr (std::is_same_v<T, Json>) {
     out = j;
     return Status::Ok();
+  } else if constexpr (std::is_same_v<T, SharedJson>) {
+    out = SharedJson(j);
+    return Status::Ok();
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (!j.is_string()) return InvalidArgument(path + ": must be a string, not " + TypeName(j));
     out = j.get<std::string>();
@@ -262,6 +296,8 @@ template <typename T>
 Json EncodeValue(const T& value) {
   if constexpr (std::is_same_v<T, Json>) {
     return value;
+  } else if constexpr (std::is_same_v<T, SharedJson>) {
+    return value.get();
   } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> ||
                        std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
     return Json(value);
@@ -297,6 +333,8 @@ bool IsEmptyValue(const T& value) {
     return value.empty();
   } else if constexpr (std::is_same_v<T, Json>) {
     return value.is_null();
+  } else if constexpr (std::is_same_v<T, SharedJson>) {
+    return value.get().is_null();
   } else {
     return false;
   }

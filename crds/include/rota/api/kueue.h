@@ -429,7 +429,7 @@ struct PodSet {
   std::string name = "main";
   int32_t count = 1;
   std::optional<int32_t> min_count;
-  Json template_ = Json::object();  // a PodTemplateSpec, kept whole
+  SharedJson template_;  // a PodTemplateSpec, kept whole (and shared by copies of the Workload)
   Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
