@@ -957,7 +957,8 @@ Decisions Scheduler::Run() {
   for (size_t wi = 0; wi < wls_.size(); ++wi) {
     const Workload& w = wls_[wi];
     if (w.admitted) continue;
-    out_.pending.push_back({w.spec->key, std::move(pending_reason_[wi]), std::move(pending_message_[wi])});
+    out_.pending.push_back({w.spec->key, std::move(pending_reason_[wi]), std::move(pending_message_[wi]),
+                            static_cast<size_t>(w.spec - snap_.workloads.data())});
   }
   return std::move(out_);
 }

@@ -526,12 +526,13 @@ void QueueController::Pass() {
   // status write per waiting workload. Reasons particular to a workload (no such LocalQueue,
   // more than the quota can ever give, ...) are written whatever its place.
   constexpr size_t kPendingReasonsPerQueue = 10;
-  std::unordered_set<std::string> near_head;
+  std::vector<bool> near_head(snapshot.workloads.size());  // by index in the snapshot
   {
     std::unordered_map<std::string, std::vector<const admission::WorkloadSpec*>> waiting;
     for (const auto& p : d.pending) {
       if (p.reason != "WaitingForQuota") continue;
-      if (const admission::WorkloadSpec* s = snapshot_builder_.Find(p.workload)) waiting[s->cluster_queue].push_back(s);
+      const admission::WorkloadSpec& s = snapshot.workloads[p.index];
+      waiting[s.cluster_queue].push_back(&s);
     }
     for (auto& [cq, list] : waiting) {
       const size_t n = std::min(list.size(), kPendingReasonsPerQueue);
@@ -541,14 +542,12 @@ void QueueController::Pass() {
                           if (a->creation_time != b->creation_time) return a->creation_time < b->creation_time;
                           return a->key < b->key;
                         });
-      for (size_t i = 0; i < n; ++i) near_head.insert(list[i]->key);
+      for (size_t i = 0; i < n; ++i) near_head[static_cast<size_t>(list[i] - snapshot.workloads.data())] = true;
     }
   }
   for (const auto& p : d.pending) {
-    if (p.reason == "WaitingForQuota" && !near_head.count(p.workload)) continue;
-    const api::Workload* object = object_of(p.workload);
-    if (!object) continue;
-    const api::Workload& w = *object;
+    if (p.reason == "WaitingForQuota" && !near_head[p.index]) continue;
+    const api::Workload& w = snapshot_builder_.ObjectAt(p.index);
     if (w.status && w.status->admission) continue;  // evicted this pass; its write is above
     const api::Condition* qr = api::FindCondition(conditions_of(w), wc::kQuotaReserved);
     if (qr && qr->status == api::ConditionStatus::kFalse && qr->reason == p.reason && qr->message == p.message) continue;
@@ -788,8 +787,8 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
   auto set = [&](const char* gauge, const Labels& labels, double v) { gauges[gauge][labels] = v; };
   std::map<std::string, std::pair<int, int>> pending;  // cq -> (active, inadmissible)
   for (const auto& p : d.pending) {
-    const auto* w = spec_of(p.workload);
-    if (!w || w->cluster_queue.empty()) continue;
+    const admission::WorkloadSpec* w = &snapshot.workloads[p.index];
+    if (w->cluster_queue.empty()) continue;
     auto& slot = pending[w->cluster_queue];
     (p.reason == "WaitingForQuota" ? slot.first : slot.second)++;
   }

@@ -120,6 +120,7 @@ TEST(EngineQuotaTest, AdmitsWhatFitsAndExplainsTheRest) {
   EXPECT_EQ(p->message,
             "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu "
             "in flavor a100, 1 more needed");
+  EXPECT_EQ(p->index, 2u);  // where the snapshot has it
   EXPECT_EQ(FindAdmitted(d, "ns/w1")->pod_sets[0].flavors.at(kGpuName), "a100");
   EXPECT_EQ(FindAdmitted(d, "ns/w1")->pod_sets[0].usage.at(kGpuName), 4 * kGpu);
 }

@@ -50,6 +50,7 @@ struct PendingDecision {
   std::string workload;
   std::string reason;   // Kueue's words: WaitingForQuota, NoMatchingFlavor, ExceedsMaxQuota, ...
   std::string message;  // a sentence a person can act on
+  size_t index = 0;     // the workload's position in Snapshot::workloads
 };
 
 struct Decisions {

@@ -81,7 +81,8 @@ class SnapshotBuilder {
   // The entry to change (before scheduling, or to apply a pass's decisions to it); it is made
   // again from its object at the next build.
   admission::WorkloadSpec* Mutable(const std::string& key);
-  // The LocalQueue ("namespace/name") of snapshot().workloads[i].
+  // The object and the LocalQueue ("namespace/name") of snapshot().workloads[i].
+  const Workload& ObjectAt(size_t i) const { return *slots_[i].object; }
   const std::string& LocalQueueOf(size_t i) const { return slots_[i].local_queue; }
 
  private:
