@@ -248,7 +248,7 @@ ApiResult<std::string> Client::GetRaw(const std::string& path) {
 }
 
 ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, const WatchOptions& o,
-                                     const std::function<bool(const WatchEvent&)>& on_event,
+                                     const std::function<bool(WatchEvent&)>& on_event,
                                      const std::atomic<bool>* stop) {
   std::string q = "?watch=1";
   auto add = [&](const std::string& k, const std::string& v) {

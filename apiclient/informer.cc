@@ -72,8 +72,8 @@ void Reflector::Run() {
       wo.timeout_seconds = static_cast<int>(min + std::uniform_int_distribution<long>(0, min > 0 ? min - 1 : 0)(rng));
       auto watched = client_.Watch(
           resource_, ns_, wo,
-          [&](const WatchEvent& e) {
-            if (e.type != "BOOKMARK") Apply(e.type, Json(e.object));
+          [&](WatchEvent& e) {
+            if (e.type != "BOOKMARK") Apply(e.type, std::move(e.object));
             return true;
           },
           &stop_);

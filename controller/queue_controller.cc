@@ -105,11 +105,17 @@ std::string PreemptionMessage(const admission::PreemptDecision& p) {
 // A Workload as the cache keeps it: what scheduling, status and the Job integration read, and
 // nothing else. Pod templates keep only their scheduling fields (containers' resources, overhead,
 // nodeSelector, tolerations, affinity), and equal ones are one shared copy (`templates`: the
-// Workloads of one Job template or sweep have the same); managedFields and unknown fields are
-// dropped. A cached Workload is never written back whole, so nothing is lost.
-Result<api::Workload> DecodeCompactWorkload(const Json& object, api::JsonInterner& templates) {
-  Json compact = object;
-  if (auto m = compact.find("metadata"); m != compact.end() && m->is_object()) m->erase("managedFields");
+// Workloads of one Job template or sweep have the same); metadata keeps identity, times and owner
+// references only, and unknown fields are dropped. A cached Workload is never written back whole, so nothing is lost. Takes the parts it
+// keeps out of `compact` (the informer's copy of the document, dropped after).
+Result<api::Workload> DecodeCompactWorkload(Json& compact, api::JsonInterner& templates) {
+  if (auto m = compact.find("metadata"); m != compact.end() && m->is_object()) {
+    // Of the metadata, the cache keeps identity, times and owners (the Job integration follows
+    // its Workloads by owner); labels, annotations, managedFields and the rest nothing reads.
+    static const std::set<std::string, std::less<>> kKept = {"name", "namespace", "uid", "resourceVersion", "generation",
+                                                              "creationTimestamp", "deletionTimestamp", "ownerReferences"};
+    for (auto it = m->begin(); it != m->end();) it = kKept.count(it.key()) ? std::next(it) : m->erase(it);
+  }
   // A finished Workload is kept for its name, owner and conditions only: nothing schedules it
   // again, so its pod templates are not kept at all.
   bool finished = false;
@@ -219,7 +225,7 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
   workload_handlers.on_update = [tell](const api::Workload&, const api::Workload& w) { tell(w); };
   workload_handlers.on_delete = tell;
   workloads_ = std::make_unique<apiclient::Informer<api::Workload>>(
-      client_, r::kWorkloads, "", [this](const Json& j) { return DecodeCompactWorkload(j, templates_); }, workload_handlers,
+      client_, r::kWorkloads, "", [this](Json& j) { return DecodeCompactWorkload(j, templates_); }, workload_handlers,
       options);
   namespaces_ = std::make_unique<apiclient::Informer<NamespaceInfo>>(
       client_, r::kNamespaces, "",

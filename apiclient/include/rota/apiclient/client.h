@@ -139,8 +139,9 @@ class Client {
   // Streams watch events to `on_event` until the server ends the watch, `on_event` returns false,
   // `stop` becomes true, or an error occurs. Returns the last resourceVersion seen (to resume
   // from). An ERROR event with code 410 is returned as an ApiError with Retry::kRelist.
+  // `on_event` may take the event's object (move it out).
   ApiResult<std::string> Watch(const Resource& r, const std::string& ns, const WatchOptions& options,
-                               const std::function<bool(const WatchEvent&)>& on_event,
+                               const std::function<bool(WatchEvent&)>& on_event,
                                const std::atomic<bool>* stop = nullptr);
 
   // A raw GET of an absolute path (e.g. "/readyz"): the body.

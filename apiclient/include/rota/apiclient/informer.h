@@ -89,7 +89,9 @@ class Reflector {
 template <typename T>
 class Informer : public Reflector {
  public:
-  using Decoder = std::function<Result<T>(const Json&)>;
+  // Turns one object's JSON into T. It may take parts of the document (move them out): the
+  // informer drops the document right after.
+  using Decoder = std::function<Result<T>(Json&)>;
   struct Handlers {
     std::function<void(const T&)> on_add;
     std::function<void(const T& old_object, const T& new_object)> on_update;
@@ -137,8 +139,9 @@ class Informer : public Reflector {
   void ListPage(std::vector<Json>&& items) override {
     for (Json& item : items) {
       const std::string key = ObjectKey(item);
+      std::string version = ResourceVersion(item);
       auto decoded = Decode(item, key);
-      if (decoded) listing_.emplace(key, Entry{std::move(decoded), ResourceVersion(item)});
+      if (decoded) listing_.emplace(key, Entry{std::move(decoded), std::move(version)});
       item = Json();  // free the document as soon as it is decoded
     }
   }
@@ -180,6 +183,7 @@ class Informer : public Reflector {
       if (handlers_.on_delete) handlers_.on_delete(*gone);
       return;
     }
+    std::string version = ResourceVersion(object);
     auto decoded = Decode(object, key);
     if (!decoded) return;
     std::shared_ptr<const T> old;
@@ -187,7 +191,7 @@ class Informer : public Reflector {
       std::unique_lock l(mu_);
       Entry& slot = store_[key];
       old = slot.object;
-      slot = Entry{decoded, ResourceVersion(object)};
+      slot = Entry{decoded, std::move(version)};
     }
     if (!old) {
       if (handlers_.on_add) handlers_.on_add(*decoded);
@@ -200,7 +204,7 @@ class Informer : public Reflector {
   static std::string ResourceVersion(const Json& object) {
     return object.contains("metadata") ? object["metadata"].value("resourceVersion", "") : "";
   }
-  std::shared_ptr<const T> Decode(const Json& object, const std::string& key) {
+  std::shared_ptr<const T> Decode(Json& object, const std::string& key) {
     Result<T> r = decode_(object);
     if (!r.ok()) {
       Report(resource().plural + " " + key + ": " + r.status().message());
