@@ -19,7 +19,9 @@ std::string Rfc3339(std::chrono::system_clock::time_point t) {
 
 EventRecorder::EventRecorder(Client& client, std::string component, EventLimits limits)
     : client_(client), component_(std::move(component)), limits_(limits),
-      bucket_(client.clock(), limits.qps, limits.burst) {}
+      bucket_(client.clock(), limits.qps, limits.burst),
+      seen_(limits.max_remembered),
+      buckets_(limits.max_remembered) {}
 
 EventRecorder::~EventRecorder() {
   {
@@ -81,16 +83,16 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
   // a long-running controller over many short-lived objects does not grow without bound.
   if (now - last_prune_ > std::chrono::minutes(1)) {
     last_prune_ = now;
-    for (auto i = seen_.begin(); i != seen_.end();) i = now - i->second.last >= std::chrono::minutes(10) ? seen_.erase(i) : std::next(i);
-    for (auto i = buckets_.begin(); i != buckets_.end();) {
-      const double refilled = i->second.tokens + std::chrono::duration<double>(now - i->second.last).count() /
-                                                     static_cast<double>(limits_.per_object_refill.count());
-      i = refilled >= limits_.per_object_burst ? buckets_.erase(i) : std::next(i);
-    }
+    seen_.EraseIf([&](const auto&, const Seen& s) { return now - s.last >= std::chrono::minutes(10); });
+    buckets_.EraseIf([&](const auto&, const Bucket& b) {
+      const double refilled =
+          b.tokens + std::chrono::duration<double>(now - b.last).count() / static_cast<double>(limits_.per_object_refill.count());
+      return refilled >= limits_.per_object_burst;
+    });
   }
-  auto seen = seen_.find(key);
-  if (seen != seen_.end() && now - seen->second.last < std::chrono::minutes(10)) {
-    Seen& s = seen->second;
+  Seen* seen = seen_.Find(key);
+  if (seen && now - seen->last < std::chrono::minutes(10)) {
+    Seen& s = *seen;
     s.count += 1;
     s.last = now;
     const std::string name = s.event_name, ns = s.event_namespace;
@@ -101,8 +103,9 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
     return r.ok();
   }
   // Spam filter: a token bucket per object.
-  auto [it, fresh] = buckets_.try_emplace(object_key, Bucket{static_cast<double>(limits_.per_object_burst), now});
-  Bucket& b = it->second;
+  Bucket* found = buckets_.Find(object_key);
+  const bool fresh = found == nullptr;
+  Bucket& b = fresh ? buckets_.Put(object_key, Bucket{static_cast<double>(limits_.per_object_burst), now}) : *found;
   if (!fresh) {
     b.tokens = std::min<double>(limits_.per_object_burst, b.tokens + std::chrono::duration<double>(now - b.last).count() /
                                                        static_cast<double>(limits_.per_object_refill.count()));
@@ -116,7 +119,7 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
                 static_cast<unsigned long long>(clock.WallNow().time_since_epoch().count()),
                 static_cast<unsigned long long>(++serial_ & 0xffff));
   const std::string name = object.name + suffix;
-  seen_[key] = Seen{name, ns, 1, now};
+  seen_.Put(key, Seen{name, ns, 1, now});
   l.unlock();
   Json event = {{"apiVersion", "v1"},
                 {"kind", "Event"},

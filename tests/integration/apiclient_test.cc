@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -276,6 +278,25 @@ TEST_F(ApiClientTest, EventsAreDeduplicated) {
   for (const auto& e : list->items)
     if (e["involvedObject"].value("name", "") == "train") counts[e.value("reason", "")] = e.value("count", 0);
   EXPECT_EQ(counts, (std::map<std::string, int>{{"Admitted", 1}, {"QuotaReserved", 3}}));
+}
+
+TEST_F(ApiClientTest, EventsOfManyObjectsAreRememberedOnlyUpToTheLimit) {
+  EventLimits limits;
+  limits.max_remembered = 2;
+  EventRecorder recorder(*client_, "rota-test", limits);
+  auto ref = [&](const std::string& name) { return ObjectReference{"kueue.x-k8s.io/v1beta2", "Workload", ns(), name, "uid-" + name}; };
+  EXPECT_TRUE(recorder.Record(ref("a"), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));
+  EXPECT_TRUE(recorder.Record(ref("a"), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));  // aggregated
+  EXPECT_TRUE(recorder.Record(ref("b"), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));
+  EXPECT_TRUE(recorder.Record(ref("c"), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));
+  // "a" was forgotten to remember "b" and "c": its next event is a new Event, not a count of 3.
+  EXPECT_TRUE(recorder.Record(ref("a"), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));
+  auto list = client_->ListAll(resources::kEvents, ns());
+  ASSERT_TRUE(list.ok());
+  std::multiset<int> counts_of_a;
+  for (const auto& e : list->items)
+    if (e["involvedObject"].value("name", "") == "a") counts_of_a.insert(e.value("count", 0));
+  EXPECT_EQ(counts_of_a, (std::multiset<int>{1, 2}));
 }
 
 }  // namespace

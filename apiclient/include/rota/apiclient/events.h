@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "rota/apiclient/client.h"
+#include "rota/apiclient/lru.h"
 
 namespace rota::apiclient {
 
@@ -38,6 +39,9 @@ struct EventLimits {
   double qps = 50;            // Post()ed events written per second, all objects together...
   int burst = 100;            // ...after a burst of this many
   size_t max_queued = 1000;   // Post()ed events waiting beyond this are dropped
+  // Events and objects remembered for aggregation and the per-object limit, the least recently
+  // used forgotten beyond this (client-go's correlator keeps 4096 too).
+  size_t max_remembered = 4096;
 };
 
 class EventRecorder {
@@ -80,8 +84,8 @@ class EventRecorder {
   EventLimits limits_;
   TokenBucket bucket_;  // the senders' rate
   std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, Seen> seen_;
-  std::map<std::string, Bucket> buckets_;  // per object uid (or key)
+  LruMap<std::tuple<std::string, std::string, std::string, std::string>, Seen> seen_;
+  LruMap<std::string, Bucket> buckets_;  // per object uid (or key)
   uint64_t serial_ = 0;
   Clock::TimePoint last_prune_{};
 
