@@ -22,7 +22,10 @@ namespace wc = api::workload_condition;
 // remove what they omit. Owning the fields under the same name makes those tools work on rota.
 constexpr const char* kFieldManager = "kueue-admission";
 // Threads sending status writes (requests share HTTP/2 connections; the client's QPS limit holds).
+// Writer threads for any status, and more for queue status and pending reasons alone (see
+// StatusWriter): on a saturated apiserver a write can take over a second.
 constexpr int kWriters = 8;
+constexpr int kSummaryWriters = 4;
 // Workload condition types rota owns (and so always applies in full).
 const std::vector<std::string> kOwnedConditions = {std::string(wc::kQuotaReserved), std::string(wc::kAdmitted),
                                                    std::string(wc::kEvicted), std::string(wc::kPreempted),
@@ -259,7 +262,7 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
         }
         return out;
       },
-      kWriters, [this] { MarkDirty(); });  // a failed write is retried by the next pass
+      kWriters, kSummaryWriters, [this] { MarkDirty(); });  // a failed write is retried by the next pass
 }
 
 QueueController::~QueueController() = default;
@@ -348,12 +351,15 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     }
     // Let a burst of events settle into one pass.
     std::this_thread::sleep_for(config_.batch_period);
-    // Backpressure: the next pass waits until the last one's admissions, evictions and queue
-    // status have at least been taken up by the writer. Deciding far ahead of what the apiserver
-    // has accepted only piles up decisions on assumptions (and, in a busy cohort, lends quota
-    // only to take it back), and a stream of new admissions must not keep queue status from
-    // being written at all. Pending reasons are not waited for.
-    while (!stop && writer_->Queued(StatusWriter::kAdmission) + writer_->Queued(StatusWriter::kQueueStatus) > 0) {
+    // Backpressure: the next pass waits until the last one's admissions and evictions have at
+    // least been taken up by the writer. Deciding far ahead of what the apiserver has accepted
+    // only piles up decisions on assumptions (and, in a busy cohort, lends quota only to take it
+    // back). It waits for queue status too, but at most a second: the summary threads send it
+    // whatever the admissions do, and on a saturated apiserver thousands of queue writes would
+    // otherwise hold every pass for a minute. Pending reasons are not waited for.
+    const auto queue_wait_end = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (!stop && (writer_->Queued(StatusWriter::kAdmission) > 0 ||
+                     (writer_->Queued(StatusWriter::kQueueStatus) > 0 && std::chrono::steady_clock::now() < queue_wait_end))) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     Pass();

@@ -2,9 +2,10 @@
 
 namespace rota::controller {
 
-StatusWriter::StatusWriter(Sender send, int threads, std::function<void()> on_failure)
+StatusWriter::StatusWriter(Sender send, int threads, int summary_threads, std::function<void()> on_failure)
     : send_(std::move(send)), on_failure_(std::move(on_failure)) {
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(false); });
+  for (int i = 0; i < summary_threads; ++i) threads_.emplace_back([this] { Work(true); });
 }
 
 StatusWriter::~StatusWriter() {
@@ -13,12 +14,20 @@ StatusWriter::~StatusWriter() {
     stopping_ = true;
   }
   work_cv_.notify_all();
+  summary_cv_.notify_all();
   for (auto& t : threads_) t.join();
 }
 
 void StatusWriter::Ready(const std::string& key, const Entry& e) {
   ready_.emplace(e.priority, e.order, key);
+  // Every ready write wakes a thread that may take it (a woken thread takes whatever is first
+  // for it, so no write is left behind while one of its threads sleeps).
   work_cv_.notify_one();
+  if (e.priority >= kQueueStatus) summary_cv_.notify_one();
+}
+
+StatusWriter::ReadySet::const_iterator StatusWriter::NextFor(bool summaries_only) const {
+  return summaries_only ? ready_.lower_bound({kQueueStatus, 0, std::string()}) : ready_.begin();
 }
 
 uint64_t StatusWriter::Enqueue(Priority priority, Write w, bool report) {
@@ -45,16 +54,18 @@ uint64_t StatusWriter::Enqueue(Priority priority, Write w, bool report) {
   return seq;
 }
 
-void StatusWriter::Work() {
+void StatusWriter::Work(bool summaries_only) {
+  std::condition_variable& cv = summaries_only ? summary_cv_ : work_cv_;
   for (;;) {
     std::string key;
     Entry e;
     {
       std::unique_lock<std::mutex> l(mu_);
-      work_cv_.wait(l, [this] { return stopping_ || !ready_.empty(); });
+      cv.wait(l, [&] { return stopping_ || NextFor(summaries_only) != ready_.end(); });
       if (stopping_) return;
-      key = std::get<2>(*ready_.begin());
-      ready_.erase(ready_.begin());
+      auto next = NextFor(summaries_only);
+      key = std::get<2>(*next);
+      ready_.erase(next);
       auto it = queued_.find(key);
       e = std::move(it->second);
       queued_.erase(it);

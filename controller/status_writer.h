@@ -8,7 +8,10 @@
 // an object that is already queued replaces it (the older one is never sent), and an object is
 // never written by two threads at once, so an older status cannot land after a newer one.
 // Across objects, lower priority values go first (admissions and evictions before queue
-// summaries before pending reasons), oldest first within a priority.
+// summaries before pending reasons), oldest first within a priority. Some threads may be kept
+// for summaries (queue status and pending reasons) alone: on a saturated apiserver, where each
+// write takes a second, a steady stream of admissions would otherwise hold every thread, and no
+// queue would show its pending work for minutes.
 //
 // Thread-safe. The outcomes of failed writes, and of writes that asked for theirs, are kept for
 // the loop to take.
@@ -53,8 +56,9 @@ class StatusWriter {
   using Sender = std::function<Outcome(const Write&)>;
 
   // `send` performs one write (called on the writer's threads, never twice at once for one key);
-  // `on_failure` (optional) is called after every write that failed.
-  StatusWriter(Sender send, int threads, std::function<void()> on_failure = {});
+  // `on_failure` (optional) is called after every write that failed. `threads` send writes of
+  // any priority, `summary_threads` more only queue status and pending reasons.
+  StatusWriter(Sender send, int threads, int summary_threads, std::function<void()> on_failure = {});
   // Stops the threads after their current write; queued writes are dropped (the next leader
   // recomputes them from the objects).
   ~StatusWriter();
@@ -88,15 +92,18 @@ class StatusWriter {
     bool report = false;
     Write write;
   };
-  void Work();
+  void Work(bool summaries_only);
   void Ready(const std::string& key, const Entry& e);  // mu_ held
+  using ReadySet = std::set<std::tuple<int, uint64_t, std::string>>;  // (priority, order, key)
+  // The first ready write a thread may take, or ready_.end(). mu_ held.
+  ReadySet::const_iterator NextFor(bool summaries_only) const;
 
   Sender send_;
   std::function<void()> on_failure_;
   mutable std::mutex mu_;
-  std::condition_variable work_cv_, idle_cv_;
+  std::condition_variable work_cv_, summary_cv_, idle_cv_;
   std::map<std::string, Entry> queued_;                          // key -> newest unsent write
-  std::set<std::tuple<int, uint64_t, std::string>> ready_;       // (priority, order, key), not in flight
+  ReadySet ready_;  // queued writes of objects not in flight
   std::set<std::string> in_flight_;
   size_t queued_by_priority_[kPriorities] = {};
   std::vector<Done> done_;

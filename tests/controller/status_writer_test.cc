@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -68,7 +69,7 @@ Write W(const std::string& name, const std::string& v, bool fail = false) {
 
 TEST(StatusWriterTest, SendsOnlyTheNewestStatusOfAnObjectAndNeverTwoAtOnce) {
   Recorder rec;
-  StatusWriter writer(rec.sender(), 4);
+  StatusWriter writer(rec.sender(), 4, 0);
   writer.Enqueue(StatusWriter::kAdmission, W("a", "1"));
   rec.WaitForSends(1);  // "a=1" is being sent
   writer.Enqueue(StatusWriter::kAdmission, W("a", "2"));
@@ -85,7 +86,7 @@ TEST(StatusWriterTest, SendsOnlyTheNewestStatusOfAnObjectAndNeverTwoAtOnce) {
 
 TEST(StatusWriterTest, AdmissionsGoBeforeQueueStatusBeforePendingReasons) {
   Recorder rec;
-  StatusWriter writer(rec.sender(), 1);
+  StatusWriter writer(rec.sender(), 1, 0);
   writer.Enqueue(StatusWriter::kPending, W("first", "x"));
   rec.WaitForSends(1);  // the only thread is busy: everything below waits in the queue
   writer.Enqueue(StatusWriter::kPending, W("p1", "x"));
@@ -107,7 +108,7 @@ TEST(StatusWriterTest, ReportsOutcomesOfFailedAndReportingWrites) {
   rec.Release();
   int failures = 0;
   std::mutex mu;
-  StatusWriter writer(rec.sender(), 2, [&] {
+  StatusWriter writer(rec.sender(), 2, 0, [&] {
     std::lock_guard<std::mutex> l(mu);
     ++failures;
   });
@@ -132,9 +133,54 @@ TEST(StatusWriterTest, ReportsOutcomesOfFailedAndReportingWrites) {
   EXPECT_TRUE(writer.TakeDone().empty());  // taken once
 }
 
+TEST(StatusWriterTest, SummaryThreadsSendQueueStatusWhileAdmissionsHoldTheOthers) {
+  // One thread for anything, one for summaries. The first thread is held by an admission that
+  // does not return; more admissions wait behind it, and the queue status and pending reason
+  // still go out on the summary thread, in their order.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::vector<std::string> sent;
+  StatusWriter writer(
+      [&](const Write& w) {
+        std::unique_lock<std::mutex> l(mu);
+        sent.push_back(w.name);
+        cv.notify_all();
+        if (w.name.rfind("a", 0) == 0) cv.wait(l, [&] { return release; });
+        return StatusWriter::Outcome{true, "1", ""};
+      },
+      1, 1);
+  auto release_all = [&] {
+    std::lock_guard<std::mutex> l(mu);
+    release = true;
+    cv.notify_all();
+  };
+  struct Releaser {  // before the writer joins its threads, on every way out of the test
+    std::function<void()> f;
+    ~Releaser() { f(); }
+  } releaser{release_all};
+  writer.Enqueue(StatusWriter::kAdmission, W("a1", "x"));
+  writer.Enqueue(StatusWriter::kAdmission, W("a2", "x"));
+  writer.Enqueue(StatusWriter::kQueueStatus, W("q1", "x"));
+  writer.Enqueue(StatusWriter::kPending, W("p1", "x"));
+  {
+    std::unique_lock<std::mutex> l(mu);
+    ASSERT_TRUE(cv.wait_for(l, std::chrono::seconds(10), [&] { return sent.size() >= 3; }));
+    std::vector<std::string> summaries;
+    for (const auto& name : sent)
+      if (name != "a1") summaries.push_back(name);
+    EXPECT_EQ(summaries, (std::vector<std::string>{"q1", "p1"}));  // a2 waits for the held thread
+  }
+  EXPECT_EQ(writer.Queued(StatusWriter::kAdmission), 1u);
+  release_all();
+  writer.Drain();
+  EXPECT_EQ(sent.size(), 4u);
+  EXPECT_EQ(sent.back(), "a2");
+}
+
 TEST(StatusWriterTest, StopsWithWritesStillQueued) {
   Recorder rec;
-  auto writer = std::make_unique<StatusWriter>(rec.sender(), 1);
+  auto writer = std::make_unique<StatusWriter>(rec.sender(), 1, 0);
   writer->Enqueue(StatusWriter::kAdmission, W("a", "1"));
   rec.WaitForSends(1);
   writer->Enqueue(StatusWriter::kAdmission, W("b", "1"));
