@@ -40,9 +40,11 @@ class ControllerTest : public ClusterTest {
     ClusterTest::TearDown();
   }
 
-  // A TCP port nobody listens on now.
+  // A TCP port nobody listens on now. The probe socket is close-on-exec: another thread of the
+  // test may fork kubectl while it is open, and a child holding it keeps the port bound, so rota
+  // could not listen on it ("Address already in use").
   static int FreePort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -400,6 +402,15 @@ TEST_F(ControllerTest, Kill9DuringAStreamOf200JobsNeverOverCommitsAndAdmitsEachO
       std::this_thread::sleep_for(100ms);
     }
   });
+  // Joined on every way out, so a failed ASSERT reports the failure instead of aborting the binary.
+  struct Joiner {
+    std::atomic<bool>& watching;
+    std::thread& t;
+    ~Joiner() {
+      watching = false;
+      if (t.joinable()) t.join();
+    }
+  } joiner{watching, checker};
   StartRota();
   ASSERT_TRUE(Eventually([&] { return Log().find("admitted") != std::string::npos; }, 60s)) << Log();
   kill(pid_, SIGKILL);  // in the middle of it
