@@ -33,6 +33,12 @@ EventRecorder::~EventRecorder() {
   for (auto& t : senders_) t.join();
 }
 
+double EventRecorder::Refilled(const Bucket& b, Clock::TimePoint now) const {
+  const double refill = std::chrono::duration<double>(now - b.last).count() /
+                        std::chrono::duration<double>(limits_.per_object_refill).count();
+  return std::min<double>(limits_.per_object_burst, b.tokens + refill);
+}
+
 bool EventRecorder::Post(const ObjectReference& object, const std::string& type, const std::string& reason,
                          const std::string& message) {
   {
@@ -84,11 +90,7 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
   if (now - last_prune_ > std::chrono::minutes(1)) {
     last_prune_ = now;
     seen_.EraseIf([&](const auto&, const Seen& s) { return now - s.last >= std::chrono::minutes(10); });
-    buckets_.EraseIf([&](const auto&, const Bucket& b) {
-      const double refilled =
-          b.tokens + std::chrono::duration<double>(now - b.last).count() / static_cast<double>(limits_.per_object_refill.count());
-      return refilled >= limits_.per_object_burst;
-    });
+    buckets_.EraseIf([&](const auto&, const Bucket& b) { return Refilled(b, now) >= limits_.per_object_burst; });
   }
   Seen* seen = seen_.Find(key);
   if (seen && now - seen->last < std::chrono::minutes(10)) {
@@ -107,8 +109,7 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
   const bool fresh = found == nullptr;
   Bucket& b = fresh ? buckets_.Put(object_key, Bucket{static_cast<double>(limits_.per_object_burst), now}) : *found;
   if (!fresh) {
-    b.tokens = std::min<double>(limits_.per_object_burst, b.tokens + std::chrono::duration<double>(now - b.last).count() /
-                                                       static_cast<double>(limits_.per_object_refill.count()));
+    b.tokens = Refilled(b, now);
     b.last = now;
   }
   if (b.tokens < 1) return false;

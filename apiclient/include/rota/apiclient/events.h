@@ -78,6 +78,8 @@ class EventRecorder {
     double tokens;
     Clock::TimePoint last;
   };
+  // The tokens `b` holds at `now`: what it had, refilled since, at most the burst.
+  double Refilled(const Bucket& b, Clock::TimePoint now) const;
 
   Client& client_;
   std::string component_;
