@@ -105,12 +105,25 @@ std::string PreemptionMessage(const admission::PreemptDecision& p) {
   return "Preempted to accommodate workload " + p.preemptor + " due to " + why;
 }
 
+// Whether the Workload document has condition Finished=True.
+bool FinishedDocument(const Json& workload) {
+  auto st = workload.find("status");
+  if (st == workload.end() || !st->is_object()) return false;
+  auto cs = st->find("conditions");
+  if (cs == st->end() || !cs->is_array()) return false;
+  for (const Json& c : *cs) {
+    if (c.is_object() && c.value("type", Json()) == wc::kFinished && c.value("status", Json()) == "True") return true;
+  }
+  return false;
+}
+
 // A Workload as the cache keeps it: what scheduling, status and the Job integration read, and
 // nothing else. Pod templates keep only their scheduling fields (containers' resources, overhead,
 // nodeSelector, tolerations, affinity), and equal ones are one shared copy (`templates`: the
 // Workloads of one Job template or sweep have the same); metadata keeps identity, times and owner
-// references only, and unknown fields are dropped. A cached Workload is never written back whole, so nothing is lost. Takes the parts it
-// keeps out of `compact` (the informer's copy of the document, dropped after).
+// references only, and unknown fields are dropped. A cached Workload is never written back whole,
+// so nothing is lost. Takes the parts it keeps out of `compact` (the informer's copy of the
+// document, dropped after).
 Result<api::Workload> DecodeCompactWorkload(Json& compact, api::JsonInterner& templates) {
   if (auto m = compact.find("metadata"); m != compact.end() && m->is_object()) {
     // Of the metadata, the cache keeps identity, times and owners (the Job integration follows
@@ -121,14 +134,7 @@ Result<api::Workload> DecodeCompactWorkload(Json& compact, api::JsonInterner& te
   }
   // A finished Workload is kept for its name, owner and conditions only: nothing schedules it
   // again, so its pod templates are not kept at all.
-  bool finished = false;
-  if (auto st = compact.find("status"); st != compact.end() && st->is_object()) {
-    if (auto cs = st->find("conditions"); cs != st->end() && cs->is_array()) {
-      for (const Json& c : *cs) {
-        finished = finished || (c.is_object() && c.value("type", Json()) == wc::kFinished && c.value("status", Json()) == "True");
-      }
-    }
-  }
+  const bool finished = FinishedDocument(compact);
   if (auto spec = compact.find("spec"); spec != compact.end() && spec->is_object()) {
     if (auto sets = spec->find("podSets"); sets != spec->end() && sets->is_array()) {
       for (Json& ps : *sets) {
@@ -172,6 +178,30 @@ Result<api::Workload> DecodeCompactWorkload(Json& compact, api::JsonInterner& te
     std::erase_if(w->status->conditions, [](const api::Condition& c) { return c.type != wc::kFinished; });
   }
   return w;
+}
+
+// What the cache holds for every finished Workload that has no owner (plain Workloads, such as a
+// benchmark's or a pipeline's, which are never deleted by a garbage collector and pile up): one
+// shared object that says only that it is finished. Nothing reads more of such a Workload: it
+// holds no quota, gets no status, and no Job follows it; its key is the informer's. A finished
+// Workload with an owner is kept by DecodeCompactWorkload (the Job integration finds its Job).
+std::shared_ptr<const api::Workload> FinishedWithoutOwner() {
+  static const std::shared_ptr<const api::Workload> kFinished = [] {
+    auto w = std::make_shared<api::Workload>();
+    api::Condition c;
+    c.type = wc::kFinished;
+    c.status = api::ConditionStatus::kTrue;
+    w->status.emplace().conditions.push_back(std::move(c));
+    return w;
+  }();
+  return kFinished;
+}
+
+bool HasOwner(const Json& workload) {
+  auto m = workload.find("metadata");
+  if (m == workload.end() || !m->is_object()) return false;
+  auto owners = m->find("ownerReferences");
+  return owners != m->end() && owners->is_array() && !owners->empty();
 }
 
 bool IsFinished(const api::Workload& w) {
@@ -228,8 +258,14 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
   workload_handlers.on_update = [tell](const api::Workload&, const api::Workload& w) { tell(w); };
   workload_handlers.on_delete = tell;
   workloads_ = std::make_unique<apiclient::Informer<api::Workload>>(
-      client_, r::kWorkloads, "", [this](Json& j) { return DecodeCompactWorkload(j, templates_); }, workload_handlers,
-      options);
+      client_, r::kWorkloads, "",
+      [this](Json& j) -> Result<std::shared_ptr<const api::Workload>> {
+        if (FinishedDocument(j) && !HasOwner(j)) return FinishedWithoutOwner();
+        auto w = DecodeCompactWorkload(j, templates_);
+        if (!w.ok()) return w.status();
+        return std::make_shared<const api::Workload>(std::move(w).value());
+      },
+      workload_handlers, options);
   namespaces_ = std::make_unique<apiclient::Informer<NamespaceInfo>>(
       client_, r::kNamespaces, "",
       [](const Json& j) -> Result<NamespaceInfo> {

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -264,6 +265,41 @@ TEST_F(ApiClientTest, InformerConvergesAndCallsHandlersInOrder) {
   ASSERT_NE(informer.Get(ns() + "/after"), nullptr);
   EXPECT_EQ(informer.Get(ns() + "/after")->value, "2");
   EXPECT_EQ(informer.Get(ns() + "/before"), nullptr);
+  informer.Stop();
+}
+
+TEST_F(ApiClientTest, InformerWithASharedDecoderKeepsOneObjectForEqualOnes) {
+  // ConfigMaps with value "done" are all kept as one shared object (as rota keeps finished
+  // Workloads without an owner); the others each as their own. Keys, versions and handlers work
+  // as for owned objects: an update from "done" back to something else is seen.
+  const auto done = std::make_shared<const CompactConfigMap>(CompactConfigMap{"", "done"});
+  Informer<CompactConfigMap>::SharedDecoder decode = [&](Json& j) -> Result<std::shared_ptr<const CompactConfigMap>> {
+    auto c = CompactConfigMap::Decode(j);
+    if (!c.ok()) return c.status();
+    if (c->value == "done") return done;
+    return std::make_shared<const CompactConfigMap>(std::move(c).value());
+  };
+  std::atomic<int> updates{0};
+  Informer<CompactConfigMap>::Handlers h;
+  h.on_update = [&](const CompactConfigMap&, const CompactConfigMap&) { ++updates; };
+  for (const char* name : {"a", "b", "c"})
+    ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap(name, name == std::string("c") ? "running" : "done")).ok());
+  Informer<CompactConfigMap> informer(*client_, resources::kConfigMaps, ns(), decode, h);
+  informer.Start();
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, 30s));
+  ASSERT_NE(informer.Get(ns() + "/a"), nullptr);
+  EXPECT_EQ(informer.Get(ns() + "/a").get(), done.get());
+  EXPECT_EQ(informer.Get(ns() + "/b").get(), done.get());
+  ASSERT_NE(informer.Get(ns() + "/c"), nullptr);
+  EXPECT_EQ(informer.Get(ns() + "/c")->name, "c");
+  ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), "c", PatchType::kMerge, {{"data", {{"value", "done"}}}}).ok());
+  ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), "a", PatchType::kMerge, {{"data", {{"value", "again"}}}}).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto a = informer.Get(ns() + "/a");
+    return a && a->value == "again" && informer.Get(ns() + "/c").get() == done.get();
+  }, 30s));
+  EXPECT_EQ(informer.Get(ns() + "/a")->name, "a");
+  EXPECT_EQ(updates.load(), 2);
   informer.Stop();
 }
 

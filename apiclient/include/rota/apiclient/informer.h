@@ -98,7 +98,14 @@ class Informer : public Reflector {
     std::function<void(const T&)> on_delete;
   };
 
+  // Like Decoder, for a decoder that may hand out one shared object for many keys (objects of
+  // which the cache keeps nothing that tells them apart).
+  using SharedDecoder = std::function<Result<std::shared_ptr<const T>>(Json&)>;
   Informer(Client& client, Resource resource, std::string ns, Decoder decode, Handlers handlers = {},
+           InformerOptions options = {})
+      : Informer(client, std::move(resource), std::move(ns), Owning(std::move(decode)), std::move(handlers),
+                 std::move(options)) {}
+  Informer(Client& client, Resource resource, std::string ns, SharedDecoder decode, Handlers handlers = {},
            InformerOptions options = {})
       : Reflector(client, std::move(resource), std::move(ns), std::move(options)),
         decode_(std::move(decode)),
@@ -204,16 +211,23 @@ class Informer : public Reflector {
   static std::string ResourceVersion(const Json& object) {
     return object.contains("metadata") ? object["metadata"].value("resourceVersion", "") : "";
   }
+  static SharedDecoder Owning(Decoder decode) {
+    return [decode = std::move(decode)](Json& object) -> Result<std::shared_ptr<const T>> {
+      Result<T> r = decode(object);
+      if (!r.ok()) return r.status();
+      return std::make_shared<const T>(std::move(r).value());
+    };
+  }
   std::shared_ptr<const T> Decode(Json& object, const std::string& key) {
-    Result<T> r = decode_(object);
+    Result<std::shared_ptr<const T>> r = decode_(object);
     if (!r.ok()) {
       Report(resource().plural + " " + key + ": " + r.status().message());
       return nullptr;
     }
-    return std::make_shared<const T>(std::move(r).value());
+    return std::move(r).value();
   }
 
-  Decoder decode_;
+  SharedDecoder decode_;
   Handlers handlers_;
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Entry> store_;
