@@ -534,6 +534,12 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
       by_object_.erase(slots_[i].object.get());
     } else {
       i = slots_.size();
+      // An entry per workload: grow by an eighth, not by doubling (a doubled vector stays half
+      // empty, and the old and new blocks are both held while its entries move).
+      if (slots_.size() == slots_.capacity()) {
+        slots_.reserve(slots_.size() + slots_.size() / 8 + 64);
+        snapshot_.workloads.reserve(slots_.capacity());
+      }
       slots_.emplace_back();
       snapshot_.workloads.emplace_back();
       slots_[i].key = key;
