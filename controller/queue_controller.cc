@@ -21,9 +21,9 @@ namespace wc = api::workload_condition;
 // (clearing an evicted workload's reservation) under that name, relying on server-side apply to
 // remove what they omit. Owning the fields under the same name makes those tools work on rota.
 constexpr const char* kFieldManager = "kueue-admission";
-// Threads sending status writes (requests share HTTP/2 connections; the client's QPS limit holds).
-// Writer threads for any status, and more for queue status and pending reasons alone (see
-// StatusWriter): on a saturated apiserver a write can take over a second.
+// Threads sending status writes (requests share HTTP/2 connections; the client's QPS limit
+// holds): kWriters for any status, kSummaryWriters more for queue status and pending reasons
+// alone (see StatusWriter), since on a saturated apiserver a write can take over a second.
 constexpr int kWriters = 8;
 constexpr int kSummaryWriters = 4;
 // Workload condition types rota owns (and so always applies in full).
