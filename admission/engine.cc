@@ -1,6 +1,8 @@
 #include "rota/admission/engine.h"
 
 #include <algorithm>
+#include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <queue>
@@ -157,9 +159,20 @@ struct ClusterQueue {
   std::vector<Group> groups;
   std::unordered_map<int, int> group_of_resource;  // resource -> group
   std::vector<int> admitted;  // workload indices holding quota here
-  // Assignments of unconstrained workloads by shape, valid while the queue's tree is unchanged:
-  // a deep queue of look-alike workloads is assigned once per change, not once per workload.
-  std::unordered_map<std::string, std::pair<uint64_t, Assignment>> assignment_cache;
+  // Workloads of one shape (the same pod sets with no placement constraints of their own, and
+  // the same tier): a deep queue of look-alikes is assigned once per change of the queue's tree,
+  // not once per workload, and once one of them at some priority cannot be admitted, the next
+  // one at that priority is not tried again until the tree changes.
+  struct Shape {
+    const WorkloadSpec* example = nullptr;  // a workload of this shape
+    uint64_t version = ~0ull;               // the tree version `assignment` is for
+    Assignment assignment;
+    uint64_t failed_version = ~0ull;        // the tree version of the last failed attempt
+    int32_t failed_priority = 0;
+    std::string failed_reason, failed_message;
+  };
+  std::deque<Shape> shapes;                                // stable addresses
+  std::unordered_map<uint64_t, std::vector<Shape*>> shape_index;  // by ShapeHash
   // A cached failed preemption search, valid while the tree is unchanged.
   uint64_t failed_version = ~0ull;
   int32_t failed_priority = 0;
@@ -182,9 +195,11 @@ class Scheduler {
   }
 
   Assignment Assign(const Workload& w, const std::vector<int32_t>& counts) const;
-  // Assign at full counts, through the queue's cache when the workload has no placement
-  // constraints of its own.
-  Assignment CachedAssign(const Workload& w, ClusterQueue& cq);
+  // The workload's shape in its queue, or null when it has placement constraints of its own.
+  ClusterQueue::Shape* ShapeOf(const Workload& w, ClusterQueue& cq);
+  // Assign at full counts, through the queue's cache when the workload has a shape. The result
+  // stays valid until the next call.
+  const Assignment& CachedAssign(const Workload& w, ClusterQueue& cq);
   bool Fits(const ClusterQueue& cq, const Workload& w, const Needs& needs) const;
   bool WithinNominal(const ClusterQueue& cq, const Needs& needs) const;
   std::optional<std::vector<PreemptDecision>> FindVictims(int wi, const Needs& needs);
@@ -213,9 +228,10 @@ class Scheduler {
   std::vector<std::string> resource_names_;
   QuotaTree tree_;
   std::vector<ClusterQueue> cqs_;
-  std::unordered_map<int, int> cq_of_node_;
+  std::vector<int> cq_of_node_;  // node -> index in cqs_, -1 for a cohort
   std::vector<Workload> wls_;
   std::vector<int> pending_;  // indices into wls_, in scheduling order
+  Assignment unshaped_;       // CachedAssign's result for a workload without a shape
   std::vector<std::string> pending_reason_, pending_message_;  // per workload
   std::set<int> blocked_cqs_;  // StrictFIFO queues whose head did not fit
   std::map<int, std::string> blocked_by_;
@@ -361,7 +377,8 @@ void Scheduler::BuildTree() {
       cq.groups.push_back(std::move(group));
     }
     if (spec->stopped && cq.inactive.empty()) cq.inactive = "ClusterQueue " + spec->name + " is stopped";
-    cq_of_node_[cq.node] = static_cast<int>(cqs_.size());
+    if (cq_of_node_.size() <= static_cast<size_t>(cq.node)) cq_of_node_.resize(static_cast<size_t>(cq.node) + 1, -1);
+    cq_of_node_[static_cast<size_t>(cq.node)] = static_cast<int>(cqs_.size());
     cqs_.push_back(std::move(cq));
   }
   tree_.ComputeSubtreeQuota();
@@ -528,23 +545,68 @@ Assignment Scheduler::Assign(const Workload& w, const std::vector<int32_t>& coun
   return a;
 }
 
-Assignment Scheduler::CachedAssign(const Workload& w, ClusterQueue& cq) {
-  std::vector<int32_t> counts;
-  std::string shape = w.spec->preemptible ? "p" : "c";
-  for (const auto& ps : w.spec->pod_sets) {
-    counts.push_back(ps.count);
-    if (!ps.node_selector.empty() || !ps.required_affinity.empty() || !ps.tolerations.empty()) {
-      return Assign(w, counts);
+namespace {
+
+bool Unconstrained(const PodSetSpec& ps) {
+  return ps.node_selector.empty() && ps.required_affinity.empty() && ps.tolerations.empty();
+}
+
+uint64_t ShapeHash(const WorkloadSpec& w) {
+  uint64_t h = w.preemptible ? 1 : 2;
+  auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+  const std::hash<std::string> text;
+  for (const auto& ps : w.pod_sets) {
+    mix(text(ps.name));
+    mix(static_cast<uint64_t>(ps.count));
+    mix(static_cast<uint64_t>(ps.min_count.value_or(-1)));
+    for (const auto& [resource, amount] : ps.per_pod) {
+      mix(text(resource));
+      mix(static_cast<uint64_t>(amount));
     }
-    shape += "|" + ps.name + "#" + std::to_string(ps.count);
-    for (const auto& [resource, amount] : ps.per_pod) shape += "," + resource + "=" + std::to_string(amount);
+  }
+  return h;
+}
+
+bool SameShape(const WorkloadSpec& a, const WorkloadSpec& b) {
+  if (a.preemptible != b.preemptible || a.pod_sets.size() != b.pod_sets.size()) return false;
+  for (size_t i = 0; i < a.pod_sets.size(); ++i) {
+    const PodSetSpec& x = a.pod_sets[i];
+    const PodSetSpec& y = b.pod_sets[i];
+    if (x.name != y.name || x.count != y.count || x.min_count != y.min_count || x.per_pod != y.per_pod) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ClusterQueue::Shape* Scheduler::ShapeOf(const Workload& w, ClusterQueue& cq) {
+  if (!std::all_of(w.spec->pod_sets.begin(), w.spec->pod_sets.end(), Unconstrained)) return nullptr;
+  auto& bucket = cq.shape_index[ShapeHash(*w.spec)];
+  for (ClusterQueue::Shape* shape : bucket)
+    if (SameShape(*shape->example, *w.spec)) return shape;
+  ClusterQueue::Shape& shape = cq.shapes.emplace_back();
+  shape.example = w.spec;
+  bucket.push_back(&shape);
+  return &shape;
+}
+
+const Assignment& Scheduler::CachedAssign(const Workload& w, ClusterQueue& cq) {
+  auto assign = [&] {
+    std::vector<int32_t> counts;
+    for (const auto& ps : w.spec->pod_sets) counts.push_back(ps.count);
+    return Assign(w, counts);
+  };
+  ClusterQueue::Shape* shape = ShapeOf(w, cq);
+  if (!shape) {
+    unshaped_ = assign();
+    return unshaped_;
   }
   const uint64_t version = tree_.TreeVersion(cq.node);
-  auto it = cq.assignment_cache.find(shape);
-  if (it != cq.assignment_cache.end() && it->second.first == version) return it->second.second;
-  Assignment a = Assign(w, counts);
-  cq.assignment_cache[shape] = {version, a};
-  return a;
+  if (shape->version != version) {
+    shape->assignment = assign();
+    shape->version = version;
+  }
+  return shape->assignment;
 }
 
 void Scheduler::Hold(Workload& w, const Needs& needs) {
@@ -722,58 +784,73 @@ bool Scheduler::TryAdmit(int wi) {
   Workload& w = wls_[wi];
   const WorkloadSpec& ws = *w.spec;
   ClusterQueue& cq = cqs_[cq_of_node_.at(w.cq)];
-  std::vector<int32_t> counts;
-  for (const auto& ps : ws.pod_sets) counts.push_back(ps.count);
-  Assignment a = CachedAssign(w, cq);
+  // A workload of the same shape and priority failed on this very tree: so does this one (the
+  // outcome depends on nothing else, unless newer workloads of equal priority may be preempted).
+  ClusterQueue::Shape* shape = ShapeOf(w, cq);
+  const bool memo = shape && cq.spec->within_cluster_queue != WithinClusterQueue::kLowerOrNewerEqualPriority;
+  if (memo && shape->failed_version == tree_.TreeVersion(cq.node) && shape->failed_priority == ws.priority) {
+    pending_reason_[wi] = shape->failed_reason;
+    pending_message_[wi] = shape->failed_message;
+    return false;
+  }
+  const Assignment& cached = CachedAssign(w, cq);
 
   std::vector<PreemptDecision> victims;
-  bool ok = a.mode == Mode::kFit && Fits(cq, w, a.needs);
-  if (!ok && a.mode == Mode::kPreempt && CanPreempt(cq)) {
-    auto found = FindVictims(wi, a.needs);
+  bool ok = cached.mode == Mode::kFit && Fits(cq, w, cached.needs);
+  if (!ok && cached.mode == Mode::kPreempt && CanPreempt(cq)) {
+    auto found = FindVictims(wi, cached.needs);
     if (found) {
       victims = std::move(*found);
       ok = true;
     }
   }
-  if (!ok) {
-    // Partial admission: the largest count >= minCount that fits without preemption.
-    for (size_t p = 0; p < ws.pod_sets.size(); ++p) {
-      const auto& ps = ws.pod_sets[p];
-      if (!ps.min_count || *ps.min_count >= ps.count) continue;
-      int32_t lo = std::max<int32_t>(1, *ps.min_count), hi = ps.count - 1, best = -1;
-      Assignment best_a;
-      while (lo <= hi) {
-        const int32_t mid = lo + (hi - lo) / 2;
-        std::vector<int32_t> c = counts;
-        c[p] = mid;
-        Assignment trial = Assign(w, c);
-        if (trial.mode == Mode::kFit && Fits(cq, w, trial.needs)) {
-          best = mid;
-          best_a = std::move(trial);
-          lo = mid + 1;
-        } else {
-          hi = mid - 1;
-        }
-      }
-      if (best >= 0) {
-        a = std::move(best_a);
-        ok = true;
-      }
-      break;  // only one pod set may use partial admission
-    }
+  if (ok) {
+    Admit(wi, cq, cached);
+    for (auto& v : victims) out_.preempted.push_back(std::move(v));
+    return true;
   }
-  if (!ok) {
-    pending_reason_[wi] = a.reason.empty() ? "WaitingForQuota" : a.reason;
-    std::string message = a.message;
-    if (a.mode == Mode::kPreempt && CanPreempt(cq)) {
-      message += "; no workload can be preempted to make room";
+  // Partial admission: the largest count >= minCount that fits without preemption.
+  std::vector<int32_t> counts;
+  for (const auto& ps : ws.pod_sets) counts.push_back(ps.count);
+  for (size_t p = 0; p < ws.pod_sets.size(); ++p) {
+    const auto& ps = ws.pod_sets[p];
+    if (!ps.min_count || *ps.min_count >= ps.count) continue;
+    int32_t lo = std::max<int32_t>(1, *ps.min_count), hi = ps.count - 1, best = -1;
+    Assignment best_a;
+    while (lo <= hi) {
+      const int32_t mid = lo + (hi - lo) / 2;
+      std::vector<int32_t> c = counts;
+      c[p] = mid;
+      Assignment trial = Assign(w, c);
+      if (trial.mode == Mode::kFit && Fits(cq, w, trial.needs)) {
+        best = mid;
+        best_a = std::move(trial);
+        lo = mid + 1;
+      } else {
+        hi = mid - 1;
+      }
     }
-    pending_message_[wi] = message;
-    return false;
+    if (best >= 0) {
+      Admit(wi, cq, std::move(best_a));
+      return true;
+    }
+    break;  // only one pod set may use partial admission
   }
-  Admit(wi, cq, std::move(a));
-  for (auto& v : victims) out_.preempted.push_back(std::move(v));
-  return true;
+  // (The searches above left the tree as it was, so `cached` is still this tree's assignment.)
+  const Assignment& a = cached;
+  pending_reason_[wi] = a.reason.empty() ? "WaitingForQuota" : a.reason;
+  std::string message = a.message;
+  if (a.mode == Mode::kPreempt && CanPreempt(cq)) {
+    message += "; no workload can be preempted to make room";
+  }
+  pending_message_[wi] = std::move(message);
+  if (memo) {
+    shape->failed_version = tree_.TreeVersion(cq.node);
+    shape->failed_priority = ws.priority;
+    shape->failed_reason = pending_reason_[wi];
+    shape->failed_message = pending_message_[wi];
+  }
+  return false;
 }
 
 void Scheduler::Admit(int wi, ClusterQueue& cq, Assignment a) {
@@ -795,7 +872,7 @@ void Scheduler::AdmitWithinNominal() {
     const int ci = cq_of_node_.at(w.cq);
     ClusterQueue& cq = cqs_[ci];
     if (!cq.inactive.empty() || stopped.count(ci)) continue;
-    Assignment a = CachedAssign(w, cq);
+    const Assignment& a = CachedAssign(w, cq);
     if (a.mode != Mode::kFit || a.borrowing || !Fits(cq, w, a.needs)) {
       // BestEffortFIFO passes over a workload that cannot be admitted at all, as the second
       // round will.
@@ -803,7 +880,7 @@ void Scheduler::AdmitWithinNominal() {
       if (!never || cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) stopped.insert(ci);
       continue;
     }
-    Admit(wi, cq, std::move(a));
+    Admit(wi, cq, a);
   }
 }
 
@@ -811,15 +888,14 @@ Decisions Scheduler::Run() {
   Index();
   BuildTree();
 
-  // Workloads, in key order for determinism; admitted ones hold their quota first.
-  std::vector<const WorkloadSpec*> specs;
-  for (const auto& w : snap_.workloads) specs.push_back(&w);
-  std::sort(specs.begin(), specs.end(),
-            [](const WorkloadSpec* a, const WorkloadSpec* b) { return a->key < b->key; });
+  // Workloads, in the snapshot's order (wls_[i] is snap_.workloads[i]); every order the pass
+  // depends on is a total one, so the input's order does not show in the decisions. Admitted
+  // ones hold their quota first.
   std::unordered_map<std::string, int> cq_by_name;
   for (size_t i = 0; i < cqs_.size(); ++i) cq_by_name[cqs_[i].spec->name] = static_cast<int>(i);
-  wls_.reserve(specs.size());
-  for (const WorkloadSpec* s : specs) {
+  wls_.reserve(snap_.workloads.size());
+  for (const WorkloadSpec& spec : snap_.workloads) {
+    const WorkloadSpec* s = &spec;
     Workload w;
     w.spec = s;
     const std::string& cq_name = s->admission ? s->admission->cluster_queue : s->cluster_queue;
@@ -953,12 +1029,15 @@ Decisions Scheduler::Run() {
     }
   }
 
-  // wls_ is in key order, so the pending list comes out sorted by key.
-  for (size_t wi = 0; wi < wls_.size(); ++wi) {
+  // The pending list in scheduling order.
+  std::vector<int32_t> queued(cqs_.size(), 0);
+  out_.pending.reserve(pending_.size());
+  for (int wi : pending_) {
     const Workload& w = wls_[wi];
     if (w.admitted) continue;
+    const int32_t position = w.cq < 0 ? -1 : queued[cq_of_node_.at(w.cq)]++;
     out_.pending.push_back({w.spec->key, std::move(pending_reason_[wi]), std::move(pending_message_[wi]),
-                            static_cast<size_t>(w.spec - snap_.workloads.data())});
+                            static_cast<size_t>(wi), position});
   }
   return std::move(out_);
 }

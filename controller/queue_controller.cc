@@ -573,28 +573,9 @@ void QueueController::Pass() {
   // workload reaches the head of its queue and is tried), so that a deep queue does not cost a
   // status write per waiting workload. Reasons particular to a workload (no such LocalQueue,
   // more than the quota can ever give, ...) are written whatever its place.
-  constexpr size_t kPendingReasonsPerQueue = 10;
-  std::vector<bool> near_head(snapshot.workloads.size());  // by index in the snapshot
-  {
-    std::unordered_map<std::string, std::vector<const admission::WorkloadSpec*>> waiting;
-    for (const auto& p : d.pending) {
-      if (p.reason != "WaitingForQuota") continue;
-      const admission::WorkloadSpec& s = snapshot.workloads[p.index];
-      waiting[s.cluster_queue].push_back(&s);
-    }
-    for (auto& [cq, list] : waiting) {
-      const size_t n = std::min(list.size(), kPendingReasonsPerQueue);
-      std::partial_sort(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(n), list.end(),
-                        [](const admission::WorkloadSpec* a, const admission::WorkloadSpec* b) {
-                          if (a->priority != b->priority) return a->priority > b->priority;
-                          if (a->creation_time != b->creation_time) return a->creation_time < b->creation_time;
-                          return a->key < b->key;
-                        });
-      for (size_t i = 0; i < n; ++i) near_head[static_cast<size_t>(list[i] - snapshot.workloads.data())] = true;
-    }
-  }
+  constexpr int32_t kPendingReasonsPerQueue = 10;
   for (const auto& p : d.pending) {
-    if (p.reason == "WaitingForQuota" && !near_head[p.index]) continue;
+    if (p.position >= kPendingReasonsPerQueue && p.reason == "WaitingForQuota") continue;
     const api::Workload& w = snapshot_builder_.ObjectAt(p.index);
     if (w.status && w.status->admission) continue;  // evicted this pass; its write is above
     const api::Condition* qr = api::FindCondition(conditions_of(w), wc::kQuotaReserved);

@@ -368,6 +368,39 @@ TEST(EngineOrderTest, AdmitsEverythingThatFitsInOnePass) {
   EXPECT_EQ(Schedule(s).admitted.size(), 12u);
 }
 
+TEST(EngineOrderTest, PendingComeOutInQueueOrderAndLookAlikesShareTheirReason) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(8)}}))};
+  s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerPriority;
+  // Three look-alikes that cannot be admitted (nothing below their priority to preempt), a
+  // smaller one that can, and a fourth look-alike tried after that admission.
+  s.workloads = {Admitted("ns/running", "q", 5, 6, 1),
+                 Pending("ns/c", "q", 5, 3, {Pods(1, 4)}),
+                 Pending("ns/a", "q", 5, 2, {Pods(1, 4)}),
+                 Pending("ns/b", "q", 5, 3, {Pods(1, 4)}),
+                 Pending("ns/small", "q", 5, 4, {Pods(1, 1)}),
+                 Pending("ns/d", "q", 5, 5, {Pods(1, 4)}),
+                 Pending("ns/low", "q", 1, 1, {Pods(1, 4)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/small"}));
+  Keys order;
+  for (const auto& p : d.pending) order.push_back(p.workload);
+  EXPECT_EQ(order, (Keys{"ns/a", "ns/b", "ns/c", "ns/d", "ns/low"}));
+  const std::string prefix =
+      "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor a100, ";
+  const std::string suffix = " more needed; no workload can be preempted to make room";
+  for (const char* key : {"ns/a", "ns/b", "ns/c"}) {
+    const PendingDecision* p = FindPending(d, key);
+    ASSERT_NE(p, nullptr) << key;
+    EXPECT_EQ(p->reason, "WaitingForQuota") << key;
+    EXPECT_EQ(p->message, prefix + "2" + suffix) << key;
+  }
+  // After ns/small took a GPU, the same shape needs one more.
+  EXPECT_EQ(FindPending(d, "ns/d")->message, prefix + "3" + suffix);
+  EXPECT_EQ(FindPending(d, "ns/low")->message, prefix + "3" + suffix);
+}
+
 TEST(EngineOrderTest, StoppedAndMissingQueuesAdmitNothing) {
   Snapshot s;
   s.flavors = {Flavor("a100")};

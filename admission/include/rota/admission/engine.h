@@ -51,12 +51,17 @@ struct PendingDecision {
   std::string reason;   // Kueue's words: WaitingForQuota, NoMatchingFlavor, ExceedsMaxQuota, ...
   std::string message;  // a sentence a person can act on
   size_t index = 0;     // the workload's position in Snapshot::workloads
+  // Its place among its ClusterQueue's pending workloads in scheduling order (0: the head), as
+  // Kueue's positionInClusterQueue; -1 when it names no ClusterQueue that exists.
+  int32_t position = -1;
 };
 
 struct Decisions {
   std::vector<AdmitDecision> admitted;     // newly admitted in this pass, in admission order
   std::vector<PreemptDecision> preempted;  // in the order they were chosen
-  std::vector<PendingDecision> pending;    // every pending workload not admitted, by key
+  // Every pending workload not admitted, in scheduling order (priority, then creation time, then
+  // key): a queue's head comes first.
+  std::vector<PendingDecision> pending;
 };
 
 // Runs one scheduling pass.
