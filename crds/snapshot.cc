@@ -486,9 +486,18 @@ namespace {
 // resourceVersion (then a change could not be told apart).
 std::string ResolvedAgainst(const ClusterState& state, bool& unversioned) {
   std::string out;
+  // Workloads are resolved against the spec of queues and priority classes only, so an object
+  // counts as changed when its generation does (the apiserver does not bump it for the status
+  // subresource: the queue status rota writes every few seconds changes nothing here). Objects
+  // without a generation (read from files) fall back to their resourceVersion.
   auto add = [&](const ObjectMeta& m) {
+    out.append(m.namespace_).append("/").append(m.name);
+    if (m.generation && *m.generation > 0) {
+      out.append("#").append(std::to_string(*m.generation)).append("\n");
+      return;
+    }
     unversioned = unversioned || m.resource_version.empty();
-    out.append(m.namespace_).append("/").append(m.name).append("@").append(m.resource_version).append("\n");
+    out.append("@").append(m.resource_version).append("\n");
   };
   for (const auto& q : state.cluster_queues) add(q.metadata);
   for (const auto& lq : state.local_queues) add(lq.metadata);

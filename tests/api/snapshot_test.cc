@@ -207,6 +207,28 @@ TEST(SnapshotBuilderTest, ResolvesWorkloadsAgainWhenTheirQueuesChange) {
   EXPECT_EQ(b.Find("ml/a")->inadmissible_reason, "");
 }
 
+TEST(SnapshotBuilderTest, QueueStatusWritesDoNotResolveWorkloadsAgain) {
+  ClusterState state = TeamState();
+  state.cluster_queues[0].metadata.generation = 1;
+  state.local_queues[0].metadata.generation = 1;
+  state.workloads = {GpuWorkload("a", 1, 1)};
+  SnapshotBuilder b;
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->cluster_queue, "team");
+  // A new resourceVersion at the same generation is a status write (the apiserver bumps the
+  // generation of an object with a status subresource only when its spec changes): the spec
+  // seen here is taken as unchanged, so the workload keeps its entry.
+  state.local_queues[0].spec.cluster_queue = "other";
+  state.local_queues[0].metadata.resource_version = "2";
+  state.cluster_queues[0].metadata.resource_version = "2";
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->cluster_queue, "team");
+  // A new generation is a spec change.
+  state.local_queues[0].metadata.generation = 2;
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->cluster_queue, "other");
+}
+
 TEST(SnapshotBuilderTest, AnEntryTheCallerChangedIsMadeAgain) {
   ClusterState state = TeamState();
   state.workloads = {GpuWorkload("a", 1, 1)};

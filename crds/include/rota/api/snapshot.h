@@ -62,7 +62,8 @@ Result<admission::Snapshot> BuildSnapshot(const ClusterState& state);
 // - its object is not the one of the last build (an informer replaces the object on every
 //   change; the builder holds the objects it used, so an address is never reused meanwhile),
 // - something it is resolved against changed (ClusterQueues, LocalQueues and priority classes by
-//   name and resourceVersion, namespaces by their labels),
+//   name and generation, or resourceVersion when they have no generation; namespaces by their
+//   labels),
 // - it waits for a requeue time (the answer depends on state.now), or
 // - the caller changed its entry (Mutable);
 // and its pod templates are read again only when its uid or generation changed. The snapshot
