@@ -3,6 +3,7 @@
 #include <atomic>
 #include <ctime>
 #include <set>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -634,7 +635,8 @@ void QueueController::Pass() {
     int32_t pending = 0, admitted = 0;
     std::map<std::pair<std::string, std::string>, int64_t> usage;  // (flavor, resource) -> milli
   };
-  std::map<std::string, Counts> cq_counts, lq_counts;
+  // By name; the views point into the kept snapshot, which stays as it is for the rest of the pass.
+  std::unordered_map<std::string_view, Counts> cq_counts, lq_counts;
   for (size_t i = 0; i < snapshot.workloads.size(); ++i) {
     const admission::WorkloadSpec& w = snapshot.workloads[i];
     const std::string& lq = snapshot_builder_.LocalQueueOf(i);
@@ -675,7 +677,7 @@ void QueueController::Pass() {
     return out;
   };
   for (const auto& cq : state.cluster_queues) {
-    const Counts& c = cq_counts[cq.metadata.name];
+    const Counts& c = cq_counts[std::string_view(cq.metadata.name)];
     std::string missing;
     for (const auto& g : cq.spec.resource_groups)
       for (const auto& f : g.flavors)
@@ -709,7 +711,7 @@ void QueueController::Pass() {
   }
   for (const auto& lq : state.local_queues) {
     const std::string key = lq.metadata.namespace_ + "/" + lq.metadata.name;
-    const Counts& c = lq_counts[key];
+    const Counts& c = lq_counts[std::string_view(key)];
     std::vector<api::ResourceGroup> groups;
     for (const auto& cq : state.cluster_queues)
       if (cq.metadata.name == lq.spec.cluster_queue) groups = cq.spec.resource_groups;
@@ -814,7 +816,7 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
     gauges[g];
   }
   auto set = [&](const char* gauge, const Labels& labels, double v) { gauges[gauge][labels] = v; };
-  std::map<std::string, std::pair<int, int>> pending;  // cq -> (active, inadmissible)
+  std::unordered_map<std::string_view, std::pair<int, int>> pending;  // cq -> (active, inadmissible)
   for (const auto& p : d.pending) {
     const admission::WorkloadSpec* w = &snapshot.workloads[p.index];
     if (w->cluster_queue.empty()) continue;
@@ -833,7 +835,7 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
   }
   for (const auto& cq : state.cluster_queues) {
     const std::string& name = cq.metadata.name;
-    const auto& pc = pending[name];
+    const auto& pc = pending[std::string_view(name)];
     set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "active"}}, pc.first);
     set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "inadmissible"}}, pc.second);
     set("kueue_reserving_active_workloads", {{"cluster_queue", name}}, admitted[name]);
