@@ -42,7 +42,7 @@ def load(out, scenario, controller):
     if os.path.exists(f):
         for line in open(f):
             labels = dict(kv.split("=", 1) for kv in line[line.index("{") + 1:line.index("}")].replace('"', "").split(","))
-            if labels.get("verb") in ("CREATE", "APPLY", "PATCH", "UPDATE", "DELETE") and labels.get("group") == "kueue.x-k8s.io":
+            if labels.get("verb") in ("POST", "PUT", "PATCH", "APPLY", "DELETE") and labels.get("group") == "kueue.x-k8s.io":
                 key = labels.get("resource", "") + ("/" + labels["subresource"] if labels.get("subresource") else "") + " " + labels["verb"]
                 writes[key] = writes.get(key, 0) + int(float(line.split()[-1]))
     own_peak = None  # rota logs its own VmHWM when it stops
