@@ -569,12 +569,14 @@ void QueueController::Pass() {
       if (metrics_) metrics_->Add("kueue_evicted_workloads_total", {{"cluster_queue", w.status->admission->cluster_queue}, {"reason", reason}});
     }
   }
-  // A workload waiting for quota behind many others in its ClusterQueue gets its reason when it
-  // is among the first kPendingReasonsPerQueue in queue order (as Kueue writes one when a
-  // workload reaches the head of its queue and is tried), so that a deep queue does not cost a
-  // status write per waiting workload. Reasons particular to a workload (no such LocalQueue,
-  // more than the quota can ever give, ...) are written whatever its place.
-  constexpr int32_t kPendingReasonsPerQueue = 10;
+  // A workload waiting for quota gets its reason when it is the head of its ClusterQueue (as
+  // Kueue writes one when a workload reaches the head of its queue and is tried): a deep queue
+  // must not cost a status write per waiting workload, which on a busy apiserver delays the
+  // admissions themselves (with the first 10 of each queue, about 14.6k of rota's 37.6k status
+  // writes in Kueue's baseline scenario were pending reasons).
+  // Reasons particular to a workload (no such LocalQueue, more than the quota can ever give, ...)
+  // are written whatever its place.
+  constexpr int32_t kPendingReasonsPerQueue = 1;
   for (const auto& p : d.pending) {
     if (p.position >= kPendingReasonsPerQueue && p.reason == "WaitingForQuota") continue;
     const api::Workload& w = snapshot_builder_.ObjectAt(p.index);
