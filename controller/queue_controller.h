@@ -121,6 +121,12 @@ class QueueController {
     std::string reason, message;
   };
   std::map<std::string, PendingWritten> pending_written_;
+  // Per ClusterQueue: the workload at the head of its queue waiting for quota, and since when.
+  struct Head {
+    std::string key;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::unordered_map<std::string, Head> heads_;
   api::SnapshotBuilder snapshot_builder_;  // used by Pass only: the snapshot kept between passes
   // Sends the status the passes decide, off the loop. Declared last: its threads use the above.
   std::unique_ptr<StatusWriter> writer_;

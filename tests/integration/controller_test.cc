@@ -259,6 +259,36 @@ std::string JobManifest(const std::string& name, const std::string& labels, int 
          "            nvidia.com/gpu: \"" + std::to_string(gpus_each) + "\"\n";
 }
 
+// A deep queue does not cost a status write per waiting workload: the head of the ClusterQueue
+// says why it waits, the ones behind it say nothing until their turn comes.
+TEST_F(ControllerTest, OnlyTheHeadOfAQueueWaitingForQuotaSaysWhy) {
+  const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
+  MakeGpuQueue(flavor, cq, 2);
+  if (HasFatalFailure()) return;
+  for (const char* w : {"w1", "w2", "w3", "w4"}) {
+    ASSERT_TRUE(kubectl().Apply(Workload(w, 2), ns()).ok());
+    std::this_thread::sleep_for(1100ms);  // distinct creation times: queue order w1, w2, w3, w4
+  }
+  StartRota();
+  ASSERT_TRUE(Eventually([&] { return Condition("w1", "Admitted") == "True"; }, 60s)) << Log();
+  ASSERT_TRUE(Eventually([&] { return Condition("w2", "QuotaReserved", "reason") == "WaitingForQuota"; }, 30s)) << Log();
+  std::this_thread::sleep_for(3s);  // longer than rota waits before a head's first reason
+  EXPECT_EQ(Status("w3", "{.status.conditions}"), "");
+  EXPECT_EQ(Status("w4", "{.status.conditions}"), "");
+  ASSERT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"clusterqueue", cq}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}") == "1/3";
+  }, 30s)) << kubectl().JsonPath({"clusterqueue", cq}, "{.status}");
+
+  // w1 finishes: w2 is admitted and w3, the new head, says why it waits.
+  CommandResult finished = kubectl()(
+      {"patch", "workload", "w1", "-n", ns(), "--subresource=status", "--type=merge", "-p",
+       R"({"status":{"conditions":[{"type":"Finished","status":"True","reason":"Succeeded","message":"done","lastTransitionTime":"2026-11-22T00:00:00Z"}]}})"});
+  ASSERT_TRUE(finished.ok()) << finished.err;
+  ASSERT_TRUE(Eventually([&] { return Condition("w2", "Admitted") == "True"; }, 60s)) << Log();
+  ASSERT_TRUE(Eventually([&] { return Condition("w3", "QuotaReserved", "reason") == "WaitingForQuota"; }, 30s)) << Log();
+  EXPECT_EQ(Status("w4", "{.status.conditions}"), "");
+}
+
 TEST_F(ControllerTest, JobsRunWhenAdmittedAndAreSuspendedWhenPreempted) {
   const std::string flavor = "a100-" + ns(), cq = "cq-" + ns(), low = "low-" + ns(), high = "high-" + ns();
   MakeGpuQueue(flavor, cq, 4, "{withinClusterQueue: LowerPriority}", "nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}");
