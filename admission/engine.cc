@@ -8,6 +8,7 @@
 #include <queue>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -1045,5 +1046,27 @@ Decisions Scheduler::Run() {
 }  // namespace
 
 Decisions Schedule(const Snapshot& snapshot) { return Scheduler(snapshot).Run(); }
+
+size_t KeepFirstAdmissions(Decisions& d, size_t max_changes) {
+  if (d.admitted.size() + d.preempted.size() <= max_changes) return 0;
+  std::unordered_map<std::string_view, size_t> victims;  // per preemptor
+  for (const auto& p : d.preempted) ++victims[p.preemptor];
+  size_t kept = 0, changes = 0;
+  for (; kept < d.admitted.size(); ++kept) {
+    auto it = victims.find(d.admitted[kept].workload);
+    const size_t cost = 1 + (it == victims.end() ? 0 : it->second);
+    if (kept > 0 && changes + cost > max_changes) break;
+    changes += cost;
+  }
+  const size_t dropped = d.admitted.size() - kept;
+  std::unordered_set<std::string_view> preemptors;
+  for (size_t i = 0; i < kept; ++i) preemptors.insert(d.admitted[i].workload);
+  // (The views point into the kept admissions, which the resize below leaves in place.)
+  d.preempted.erase(std::remove_if(d.preempted.begin(), d.preempted.end(),
+                                   [&](const PreemptDecision& p) { return !preemptors.count(p.preemptor); }),
+                    d.preempted.end());
+  d.admitted.resize(kept);
+  return dropped;
+}
 
 }  // namespace rota::admission

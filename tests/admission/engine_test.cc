@@ -445,6 +445,47 @@ TEST(EnginePreemptionTest, WithinClusterQueueLowerPriority) {
             "in flavor a100, 8 more needed");
 }
 
+// A pass cut short keeps its first admissions with their victims; what it drops is decided again
+// by the next pass, on the state the kept ones leave.
+TEST(EnginePreemptionTest, KeepFirstAdmissionsKeepsEachPreemptorWithItsVictims) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q1", "", GpuGroup({{"a100", Gpus(4)}})), Queue("q2", "", GpuGroup({{"a100", Gpus(4)}}))};
+  s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerPriority;
+  s.workloads = {Admitted("ns/low-1", "q1", 0, 2, 1), Admitted("ns/low-2", "q1", 0, 2, 2),
+                 Pending("ns/high", "q1", 10, 5, {Pods(1, 4)}),
+                 Pending("ns/a", "q2", 0, 3, {Pods(1, 2)}), Pending("ns/b", "q2", 0, 4, {Pods(1, 2)})};
+  const Decisions full = Schedule(s);
+  // Within nominal quota first (a, b), then the preemptor with its two victims.
+  ASSERT_EQ(full.admitted.size(), 3u);
+  ASSERT_EQ(full.admitted[2].workload, "ns/high");
+  ASSERT_EQ(full.preempted.size(), 2u);
+
+  Decisions d = full;
+  EXPECT_EQ(KeepFirstAdmissions(d, 5), 0u);
+  EXPECT_EQ(d.admitted.size() + d.preempted.size(), 5u);
+
+  d = full;
+  EXPECT_EQ(KeepFirstAdmissions(d, 4), 1u);  // high and its victims would make 5
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/a", "ns/b"}));
+  EXPECT_TRUE(d.preempted.empty());
+
+  // The next pass, on the state the kept ones leave, decides the rest.
+  for (auto& w : s.workloads) {
+    if (const AdmitDecision* a = FindAdmitted(d, w.key)) w.admission = AdmissionSpec{a->cluster_queue, a->pod_sets};
+  }
+  const Decisions next = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(next), (Keys{"ns/high"}));
+  EXPECT_EQ(PreemptedKeys(next), (Keys{"ns/low-2:InClusterQueue", "ns/low-1:InClusterQueue"}));  // newest first
+
+  // The first admission is kept whatever its victims number.
+  s.workloads.resize(3);
+  d = Schedule(s);
+  EXPECT_EQ(KeepFirstAdmissions(d, 1), 0u);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/high"}));
+  EXPECT_EQ(d.preempted.size(), 2u);
+}
+
 TEST(EnginePreemptionTest, LowerOrNewerEqualPriority) {
   Snapshot s;
   s.flavors = {Flavor("a100")};

@@ -67,4 +67,10 @@ struct Decisions {
 // Runs one scheduling pass.
 Decisions Schedule(const Snapshot& snapshot);
 
+// Keeps the first admissions, in admission order, and the evictions made for them, while the two
+// together number at most `max_changes` (the first admission is kept whatever its victims).
+// Each admission was decided on the state the earlier ones left, so the kept ones stand as a pass
+// of their own; the others are decided again by the next pass. Returns how many were dropped.
+size_t KeepFirstAdmissions(Decisions& d, size_t max_changes);
+
 }  // namespace rota::admission
