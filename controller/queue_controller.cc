@@ -738,7 +738,10 @@ void QueueController::Pass() {
   for (const auto& cq : state.cluster_queues) cq_by_name.emplace(cq.metadata.name, &cq);
   for (const auto& lq : state.local_queues) {
     const std::string key = lq.metadata.namespace_ + "/" + lq.metadata.name;
-    const Counts& c = lq_counts[std::string_view(key)];
+    // find, not []: an entry made here would keep a view of `key`, which dies with this iteration.
+    static const Counts kNoCounts;
+    const auto counted = lq_counts.find(std::string_view(key));
+    const Counts& c = counted == lq_counts.end() ? kNoCounts : counted->second;
     static const std::vector<api::ResourceGroup> kNoGroups;
     const auto cq = cq_by_name.find(lq.spec.cluster_queue);
     const Json usage = usage_json(cq == cq_by_name.end() ? kNoGroups : cq->second->spec.resource_groups, c, false);
