@@ -192,10 +192,11 @@ int main(int argc, char** argv) {
                            admission_status(i, std::string("Quota reserved by ") + verb + " " + round), options).ok();
     }, failures);
     const double write_s = Seconds(start);
-    const double cpu = ApiserverCpuSeconds(*client) - cpu_before;
+    const double cpu_after = ApiserverCpuSeconds(*client);
     total_failures += failures;
-    std::printf("status %s %6d workloads in %6.1f s  (%7.0f writes/s, %d failed); apiserver CPU %.2f ms per write\n",
-                verb, updates, write_s, updates / write_s, failures.load(), cpu_before < 0 ? -1.0 : 1000 * cpu / updates);
+    std::printf("status %s %6d workloads in %6.1f s  (%7.0f writes/s, %d failed); apiserver CPU %.2f ms per write (-1: unreadable)\n",
+                verb, updates, write_s, updates / write_s, failures.load(),
+                cpu_before < 0 || cpu_after < 0 ? -1.0 : 1000 * (cpu_after - cpu_before) / updates);
   }
   informer.Stop();
   return total_failures > 0 ? 1 : 0;

@@ -481,10 +481,10 @@ void QueueController::Pass() {
   admission::Decisions d = admission::Schedule(snapshot);
   // A pass hands the writer at most kMaxChangesPerPass admissions and evictions, the first in
   // admission order (guaranteed quota first, then by priority); the rest are decided again by the
-  // next pass, which runs once the writer has taken these up. On a busy apiserver a pass of
-  // thousands takes minutes to write, and quota freed meanwhile would wait for all of it before
-  // going to the highest-priority workload that needs it (in Kueue's large-scale scenario,
-  // passes of up to 8,000 changes ran 80-110 s apart).
+  // next pass, which runs once the writer is down to Run's kPassLowWater of these. On a busy
+  // apiserver a pass of thousands takes minutes to write, and quota freed meanwhile would wait
+  // for all of it before going to the highest-priority workload that needs it (in Kueue's
+  // large-scale scenario, passes of up to 8,000 changes ran 80-110 s apart).
   constexpr size_t kMaxChangesPerPass = 500;
   const size_t deferred = admission::KeepFirstAdmissions(d, kMaxChangesPerPass);
   if (deferred > 0) MarkDirty();
