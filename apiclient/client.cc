@@ -96,12 +96,33 @@ const char* ContentType(PatchType t) {
 
 }  // namespace
 
+Json ParseKeeping(std::string_view text, int object_depth, Keep keep) {
+  if (keep == Keep::kAll || keep == Keep::kNothing) return Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // The parser asks, for every key, whether to keep it (and so its value, which is then never
+  // built). Keys are at depth `object_depth` for the object's own fields, one deeper for those of
+  // its metadata; a key of the same name anywhere else is kept.
+  bool in_metadata = false;  // the object field being parsed is "metadata"
+  auto want = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    if (event != Json::parse_event_t::key) return true;
+    if (depth == object_depth) {
+      const auto& k = parsed.get_ref<const std::string&>();
+      in_metadata = k == "metadata";
+      return keep != Keep::kMetadata || in_metadata || k == "apiVersion" || k == "kind";
+    }
+    if (depth == object_depth + 1 && in_metadata) return parsed.get_ref<const std::string&>() != "managedFields";
+    return true;
+  };
+  return Json::parse(text, want, /*allow_exceptions=*/false);
+}
+
 struct Client::Request {
   std::string method;
   std::string path;  // with query
   std::string body;
   std::vector<std::string> headers;
   bool idempotent = true;  // safe to resend after a transport error
+  Keep keep = Keep::kAll;  // of the object in the response
+  int object_depth = 1;    // where that object's fields are (3: a list's items)
 };
 
 Result<std::unique_ptr<Client>> Client::Create(const RestConfig& config, Clock& clock) {
@@ -141,8 +162,8 @@ ApiResult<Json> Client::Do(const Request& req) {
     ++requests_sent_;
     HttpResponse resp = transport_->Perform(h);
     if (resp.transport_error.empty() && resp.status >= 200 && resp.status < 300) {
-      if (resp.body.empty()) return Json::object();
-      Json body = Json::parse(resp.body, nullptr, false);
+      if (resp.body.empty() || req.keep == Keep::kNothing) return Json::object();
+      Json body = ParseKeeping(resp.body, req.object_depth, req.keep);
       if (body.is_discarded()) {
         return ApiError{static_cast<int>(resp.status), "InvalidResponse",
                         "the apiserver sent a body that is not JSON", Json(), Retry::kBackoff};
@@ -179,7 +200,7 @@ ApiResult<std::string> Client::ListPages(const Resource& r, const std::string& n
     if (o.limit > 0) add("limit", std::to_string(o.limit));
     add("continue", cont);
     if (cont.empty()) add("resourceVersion", o.resource_version);
-    auto page = Do({"GET", Path(r, ns, "", "") + q, "", {}, true});
+    auto page = Do({"GET", Path(r, ns, "", "") + q, "", {}, true, o.keep, /*object_depth=*/3});
     if (!page.ok()) return page.error();
     Json& p = *page;
     std::vector<Json> items;
@@ -205,8 +226,8 @@ ApiResult<List> Client::ListAll(const Resource& r, const std::string& ns, const 
   return out;
 }
 
-ApiResult<Json> Client::Create(const Resource& r, const std::string& ns, const Json& object) {
-  return Do({"POST", Path(r, ns, "", ""), object.dump(), {"Content-Type: application/json"}, false});
+ApiResult<Json> Client::Create(const Resource& r, const std::string& ns, const Json& object, Keep keep) {
+  return Do({"POST", Path(r, ns, "", ""), object.dump(), {"Content-Type: application/json"}, false, keep});
 }
 
 ApiResult<Json> Client::Update(const Resource& r, const std::string& ns, const Json& object,
@@ -223,7 +244,7 @@ ApiResult<Json> Client::Patch(const Resource& r, const std::string& ns, const st
   std::string q;
   if (!o.field_manager.empty()) q += "?fieldManager=" + UrlEncode(o.field_manager);
   if (type == PatchType::kApply && o.force) q += std::string(q.empty() ? "?" : "&") + "force=true";
-  return Do({"PATCH", Path(r, ns, name, o.subresource) + q, body.dump(), {ContentType(type)}, true});
+  return Do({"PATCH", Path(r, ns, name, o.subresource) + q, body.dump(), {ContentType(type)}, true, o.keep});
 }
 
 ApiResult<Json> Client::Delete(const Resource& r, const std::string& ns, const std::string& name,
@@ -264,11 +285,11 @@ ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, c
   std::string pending;  // bytes of an incomplete line
   std::optional<ApiError> stream_error;
   bool caller_stopped = false;
-  auto handle_line = [&](const std::string& line) -> bool {
+  auto handle_line = [&](std::string_view line) -> bool {
     if (line.empty()) return true;
-    Json ev = Json::parse(line, nullptr, false);
+    Json ev = ParseKeeping(line, /*object_depth=*/2, o.keep);
     if (!ev.is_object() || !ev.contains("type")) {
-      stream_error = ApiError{0, "InvalidResponse", "malformed watch event: " + line.substr(0, 200), Json(), Retry::kBackoff};
+      stream_error = ApiError{0, "InvalidResponse", "malformed watch event: " + std::string(line.substr(0, 200)), Json(), Retry::kBackoff};
       return false;
     }
     WatchEvent event{ev["type"].get<std::string>(), ev.contains("object") ? std::move(ev["object"]) : Json()};
@@ -303,7 +324,7 @@ ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, c
     pending.append(data, len);
     size_t start = 0, nl;
     while ((nl = pending.find('\n', start)) != std::string::npos) {
-      if (!handle_line(pending.substr(start, nl - start))) return false;
+      if (!handle_line(std::string_view(pending).substr(start, nl - start))) return false;
       start = nl + 1;
     }
     pending.erase(0, start);

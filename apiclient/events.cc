@@ -1,5 +1,7 @@
 #include "rota/apiclient/events.h"
 
+#include "rota/apiclient/thread_name.h"
+
 #include <cstdio>
 #include <ctime>
 
@@ -50,7 +52,10 @@ bool EventRecorder::Post(const ObjectReference& object, const std::string& type,
     }
     queue_.push_back({object, type, reason, message});
     if (senders_.empty()) {
-      for (int i = 0; i < 2; ++i) senders_.emplace_back([this] { Send(); });
+      for (int i = 0; i < 2; ++i) senders_.emplace_back([this] {
+        NameThisThread("events");
+        Send();
+      });
     }
   }
   queue_cv_.notify_one();
@@ -100,8 +105,10 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
     const std::string name = s.event_name, ns = s.event_namespace;
     const int count = s.count;
     l.unlock();
+    PatchOptions o;
+    o.keep = Keep::kNothing;  // the reply is not read
     auto r = client_.Patch(resources::kEvents, ns, name, PatchType::kMerge,
-                           {{"count", count}, {"lastTimestamp", stamp}});
+                           {{"count", count}, {"lastTimestamp", stamp}}, o);
     return r.ok();
   }
   // Spam filter: a token bucket per object.
@@ -139,7 +146,7 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
                 {"count", 1},
                 {"firstTimestamp", stamp},
                 {"lastTimestamp", stamp}};
-  return client_.Create(resources::kEvents, ns, event).ok();
+  return client_.Create(resources::kEvents, ns, event, Keep::kNothing).ok();
 }
 
 }  // namespace rota::apiclient

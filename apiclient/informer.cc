@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include "rota/apiclient/thread_name.h"
+
 namespace rota::apiclient {
 
 std::string ObjectKey(const Json& object) {
@@ -20,7 +22,10 @@ Reflector::~Reflector() { Stop(); }
 void Reflector::Start() {
   if (thread_.joinable()) return;
   stop_ = false;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("watch/" + resource_.plural);
+    Run();
+  });
 }
 
 void Reflector::RequestStop() {
@@ -49,6 +54,7 @@ void Reflector::Run() {
     lo.label_selector = options_.label_selector;
     lo.field_selector = options_.field_selector;
     lo.limit = options_.page_size;
+    lo.keep = options_.keep;
     ++lists_;
     BeginList();
     auto list = client_.ListPages(resource_, ns_, lo, [&](std::vector<Json>&& items) { ListPage(std::move(items)); });
@@ -68,6 +74,7 @@ void Reflector::Run() {
       wo.resource_version = rv;
       wo.label_selector = options_.label_selector;
       wo.field_selector = options_.field_selector;
+      wo.keep = options_.keep;
       const auto min = options_.min_watch_timeout.count();
       wo.timeout_seconds = static_cast<int>(min + std::uniform_int_distribution<long>(0, min > 0 ? min - 1 : 0)(rng));
       auto watched = client_.Watch(

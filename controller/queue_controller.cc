@@ -285,6 +285,7 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
         apply.field_manager = kFieldManager;
         apply.force = true;
         apply.subresource = "status";
+        apply.keep = apiclient::Keep::kMetadata;  // of the reply, only its resourceVersion is read
         auto res = client_.Patch(resource, w.ns, w.name, apiclient::PatchType::kApply, w.body, apply);
         StatusWriter::Outcome out;
         if (res.ok()) {

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -71,11 +72,22 @@ extern const Resource kClusterQueues, kLocalQueues, kCohorts, kResourceFlavors,
     kWorkloadPriorityClasses, kWorkloads;
 }  // namespace resources
 
+// How much of an object in a response the caller keeps. Parsing costs a controller CPU per byte
+// kept: metadata.managedFields is often the largest part of an object and few callers read it, and
+// a caller that only wants the new resourceVersion need not build the rest.
+enum class Keep {
+  kAll,
+  kAllButManagedFields,  // metadata.managedFields is left out
+  kMetadata,             // apiVersion, kind and metadata (without managedFields) only
+  kNothing,              // the body is not parsed: a success returns an empty object
+};
+
 struct ListOptions {
   std::string label_selector;
   std::string field_selector;
   int64_t limit = 500;           // page size; 0 for no pagination
   std::string resource_version;  // "" = most recent (quorum read)
+  Keep keep = Keep::kAll;        // of each item (kAll or kAllButManagedFields)
 };
 
 struct List {
@@ -89,6 +101,7 @@ struct WatchOptions {
   std::string field_selector;
   bool allow_bookmarks = true;
   int timeout_seconds = 300;  // the server ends the watch after this
+  Keep keep = Keep::kAll;     // of each event's object (kAll or kAllButManagedFields)
 };
 
 struct WatchEvent {
@@ -102,6 +115,7 @@ struct PatchOptions {
   std::string field_manager = "rota";
   bool force = false;        // server-side apply: take over conflicting fields
   std::string subresource;   // e.g. "status"
+  Keep keep = Keep::kAll;    // of the object the server returns
 };
 
 struct DeleteOptions {
@@ -126,7 +140,7 @@ class Client {
   // form and drop the JSON); returns the list's resourceVersion.
   ApiResult<std::string> ListPages(const Resource& r, const std::string& ns, const ListOptions& options,
                                    const std::function<void(std::vector<Json>&& items)>& on_page);
-  ApiResult<Json> Create(const Resource& r, const std::string& ns, const Json& object);
+  ApiResult<Json> Create(const Resource& r, const std::string& ns, const Json& object, Keep keep = Keep::kAll);
   // PUT with the object's metadata.resourceVersion: a stale one fails with 409 (Retry::kReread).
   ApiResult<Json> Update(const Resource& r, const std::string& ns, const Json& object,
                          const std::string& subresource = "");
@@ -167,6 +181,11 @@ class Client {
   std::atomic<int64_t> requests_sent_{0};
   TokenBucket bucket_;  // the client-side rate limit
 };
+
+// Parses `text` as JSON, keeping of each Kubernetes object whose fields are at nesting depth
+// `object_depth` (1: the document is the object; 2: a watch event's object; 3: a list's items)
+// what `keep` says. Returns a discarded value (is_discarded()) when `text` is not JSON.
+Json ParseKeeping(std::string_view text, int object_depth, Keep keep);
 
 // Builds a query string parameter value safely (percent-encoding).
 std::string UrlEncode(const std::string& s);

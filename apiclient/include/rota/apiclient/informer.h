@@ -32,6 +32,9 @@ struct InformerOptions {
   std::string label_selector;
   std::string field_selector;
   int64_t page_size = 500;
+  // What the cache keeps of each object: a controller reads no managedFields, and they are often
+  // the larger part of an object (kAll keeps them).
+  Keep keep = Keep::kAllButManagedFields;
   // Watch timeouts are drawn from [min, 2*min) so that many informers do not reconnect together.
   std::chrono::seconds min_watch_timeout{300};
   std::chrono::milliseconds backoff_base{800};
