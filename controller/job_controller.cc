@@ -1,6 +1,7 @@
 #include "job_controller.h"
 
 #include "rota/api/snapshot.h"
+#include "rota/apiclient/thread_name.h"
 
 #include <cstdio>
 #include <ctime>
@@ -147,6 +148,7 @@ void JobController::Run(const std::atomic<bool>& stop, int workers) {
   std::vector<std::thread> pool;
   for (int i = 0; i < workers; ++i) {
     pool.emplace_back([this] {
+      apiclient::NameThisThread("job-worker");
       while (auto key = queue_.Get()) {
         if (Reconcile(*key)) {
           queue_.Forget(*key);

@@ -24,6 +24,7 @@
 #include "queue_controller.h"
 #include "rota/apiclient/config.h"
 #include "rota/apiclient/leader.h"
+#include "rota/apiclient/thread_name.h"
 #include "run_config.h"
 #include "simulate.h"
 #include "webhook/admission_review.h"
@@ -179,7 +180,10 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   rota::controller::JobController jobs(**client, controller, log, config, &events, &metrics);
   // Both loops until `stop`: the queue controller on this thread, the Job integration beside it.
   auto run_all = [&](const std::atomic<bool>& stop) {
-    std::thread job_thread([&] { jobs.Run(stop); });
+    std::thread job_thread([&] {
+      rota::apiclient::NameThisThread("jobs");
+      jobs.Run(stop);
+    });
     controller.Run(stop);
     job_thread.join();
   };

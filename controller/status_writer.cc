@@ -1,11 +1,19 @@
 #include "status_writer.h"
 
+#include "rota/apiclient/thread_name.h"
+
 namespace rota::controller {
 
 StatusWriter::StatusWriter(Sender send, int threads, int summary_threads, std::function<void()> on_failure)
     : send_(std::move(send)), on_failure_(std::move(on_failure)) {
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(false); });
-  for (int i = 0; i < summary_threads; ++i) threads_.emplace_back([this] { Work(true); });
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] {
+    apiclient::NameThisThread("status-writer");
+    Work(false);
+  });
+  for (int i = 0; i < summary_threads; ++i) threads_.emplace_back([this] {
+    apiclient::NameThisThread("queue-writer");
+    Work(true);
+  });
 }
 
 StatusWriter::~StatusWriter() {
