@@ -152,6 +152,7 @@ struct ClusterQueue {
   const ClusterQueueSpec* spec = nullptr;
   int node = -1;
   std::string inactive;  // why it admits nothing, or ""
+  std::string_view inactive_kept;  // `inactive` as kept for the pending decisions, once needed
   // Per resource group: its resources (index) and flavors (index) in order.
   struct Group {
     std::vector<int> resources;
@@ -170,7 +171,7 @@ struct ClusterQueue {
     Assignment assignment;
     uint64_t failed_version = ~0ull;        // the tree version of the last failed attempt
     int32_t failed_priority = 0;
-    std::string failed_reason, failed_message;
+    std::string_view failed_reason, failed_message;  // views as in PendingDecision
   };
   std::deque<Shape> shapes;                                // stable addresses
   std::unordered_map<uint64_t, std::vector<Shape*>> shape_index;  // by ShapeHash
@@ -233,9 +234,11 @@ class Scheduler {
   std::vector<Workload> wls_;
   std::vector<int> pending_;  // indices into wls_, in scheduling order
   Assignment unshaped_;       // CachedAssign's result for a workload without a shape
-  std::vector<std::string> pending_reason_, pending_message_;  // per workload
+  std::vector<std::string_view> pending_reason_, pending_message_;  // per workload: see PendingDecision
+  // Keeps a text for the pending decisions to point to.
+  std::string_view Keep(std::string text) { return out_.texts.emplace_back(std::move(text)); }
   std::set<int> blocked_cqs_;  // StrictFIFO queues whose head did not fit
-  std::map<int, std::string> blocked_by_;
+  std::map<int, std::string_view> blocked_by_;  // the message of those behind a blocked head
 };
 
 void Scheduler::Index() {
@@ -839,12 +842,12 @@ bool Scheduler::TryAdmit(int wi) {
   }
   // (The searches above left the tree as it was, so `cached` is still this tree's assignment.)
   const Assignment& a = cached;
-  pending_reason_[wi] = a.reason.empty() ? "WaitingForQuota" : a.reason;
+  pending_reason_[wi] = a.reason.empty() ? std::string_view("WaitingForQuota") : Keep(a.reason);
   std::string message = a.message;
   if (a.mode == Mode::kPreempt && CanPreempt(cq)) {
     message += "; no workload can be preempted to make room";
   }
-  pending_message_[wi] = std::move(message);
+  pending_message_[wi] = Keep(std::move(message));
   if (memo) {
     shape->failed_version = tree_.TreeVersion(cq.node);
     shape->failed_priority = ws.priority;
@@ -941,14 +944,30 @@ Decisions Scheduler::Run() {
   }
   pending_reason_.resize(wls_.size());
   pending_message_.resize(wls_.size());
-  auto before = [&](int a, int b) {
-    const WorkloadSpec& x = *wls_[a].spec;
-    const WorkloadSpec& y = *wls_[b].spec;
+  // Scheduling order: priority, then creation time, then key. Sorted as compact entries: the
+  // specs are large and scattered, and reading them in every comparison costs cache misses.
+  struct Order {
+    int32_t priority;
+    int64_t creation_time;
+    const std::string* key;
+    int wl;
+  };
+  std::vector<Order> order;
+  order.reserve(pending_.size());
+  for (int wi : pending_) {
+    const WorkloadSpec& s = *wls_[wi].spec;
+    order.push_back({s.priority, s.creation_time, &s.key, wi});
+  }
+  std::sort(order.begin(), order.end(), [](const Order& x, const Order& y) {
     if (x.priority != y.priority) return x.priority > y.priority;
     if (x.creation_time != y.creation_time) return x.creation_time < y.creation_time;
-    return x.key < y.key;
-  };
-  std::sort(pending_.begin(), pending_.end(), before);
+    return *x.key < *y.key;
+  });
+  std::vector<int32_t> rank(wls_.size(), 0);  // place in scheduling order, by workload
+  for (size_t i = 0; i < order.size(); ++i) {
+    pending_[i] = order[i].wl;
+    rank[order[i].wl] = static_cast<int32_t>(i);
+  }
 
   auto consider = [&](int wi) {
     Workload& w = wls_[wi];
@@ -960,27 +979,26 @@ Decisions Scheduler::Run() {
     }
     if (w.cq < 0) {
       pending_reason_[wi] = "Inadmissible";
-      pending_message_[wi] = s.cluster_queue.empty()
-                                 ? "the workload names no ClusterQueue"
-                                 : "ClusterQueue " + s.cluster_queue + " doesn't exist";
+      pending_message_[wi] = s.cluster_queue.empty() ? std::string_view("the workload names no ClusterQueue")
+                                                     : Keep("ClusterQueue " + s.cluster_queue + " doesn't exist");
       return;
     }
     const int ci = cq_of_node_.at(w.cq);
     ClusterQueue& cq = cqs_[ci];
     if (!cq.inactive.empty()) {
       pending_reason_[wi] = cq.spec->stopped ? "Stopped" : "Inadmissible";
-      pending_message_[wi] = cq.inactive;
+      if (cq.inactive_kept.empty()) cq.inactive_kept = Keep(cq.inactive);
+      pending_message_[wi] = cq.inactive_kept;
       return;
     }
     if (blocked_cqs_.count(ci)) {
       pending_reason_[wi] = "WaitingForQuota";
-      pending_message_[wi] = "waiting behind " + blocked_by_[ci] +
-                             ", which is ahead of it in StrictFIFO ClusterQueue " + cq.spec->name;
+      pending_message_[wi] = blocked_by_[ci];
       return;
     }
     if (!TryAdmit(wi) && cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) {
       blocked_cqs_.insert(ci);
-      blocked_by_[ci] = s.key;
+      blocked_by_[ci] = Keep("waiting behind " + s.key + ", which is ahead of it in StrictFIFO ClusterQueue " + cq.spec->name);
     }
   };
 
@@ -1005,7 +1023,7 @@ Decisions Scheduler::Run() {
     };
     auto later = [&](const Head& a, const Head& b) {
       if (a.share != b.share) return a.share > b.share;
-      return before(b.wl, a.wl);
+      return rank[b.wl] < rank[a.wl];
     };
     std::priority_queue<Head, std::vector<Head>, decltype(later)> heads(later);
     auto push = [&](int node, size_t pos) {
@@ -1037,7 +1055,7 @@ Decisions Scheduler::Run() {
     const Workload& w = wls_[wi];
     if (w.admitted) continue;
     const int32_t position = w.cq < 0 ? -1 : queued[cq_of_node_.at(w.cq)]++;
-    out_.pending.push_back({w.spec->key, std::move(pending_reason_[wi]), std::move(pending_message_[wi]),
+    out_.pending.push_back({w.spec->key, pending_reason_[wi], pending_message_[wi],
                             static_cast<size_t>(wi), position});
   }
   return std::move(out_);

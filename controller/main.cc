@@ -35,6 +35,13 @@
 #define ROTA_VERSION "0.0.0-dev"
 #endif
 
+// jemalloc's options, read before main (MALLOC_CONF in the environment still overrides them). One
+// arena for all threads, and freed pages returned within a second: rota's threads allocate little
+// at a time, so per-thread arenas mostly held freed pages apart (Kueue's baseline benchmark:
+// peak RSS 65.9 -> 62.2 MiB, CPU unchanged).
+extern "C" const char* malloc_conf;
+const char* malloc_conf = "narenas:1,dirty_decay_ms:1000,muzzy_decay_ms:0";
+
 namespace {
 
 std::atomic<bool> g_stop{false};

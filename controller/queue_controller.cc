@@ -636,9 +636,9 @@ void QueueController::Pass() {
       continue;
     }
     --pending_room;
-    Json status = {{"conditions", OwnedConditions(conditions_of(w), {{std::string(wc::kQuotaReserved), {"False", p.reason, p.message}}}, now)}};
+    Json status = {{"conditions", OwnedConditions(conditions_of(w), {{std::string(wc::kQuotaReserved), {"False", std::string(p.reason), std::string(p.message)}}}, now)}};
     pending_writes.push_back({w.metadata.namespace_, w.metadata.name, workload_body(w, std::move(status)), std::nullopt});
-    pending_written_[key] = {pass_start, p.reason, p.message};
+    pending_written_[key] = {pass_start, std::string(p.reason), std::string(p.message)};
   }
   heads_ = std::move(heads);
   for (auto it = pending_written_.begin(); it != pending_written_.end();) {

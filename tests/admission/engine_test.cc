@@ -385,7 +385,7 @@ TEST(EngineOrderTest, PendingComeOutInQueueOrderAndLookAlikesShareTheirReason) {
   Decisions d = Schedule(s);
   EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/small"}));
   Keys order;
-  for (const auto& p : d.pending) order.push_back(p.workload);
+  for (const auto& p : d.pending) order.push_back(std::string(p.workload));
   EXPECT_EQ(order, (Keys{"ns/a", "ns/b", "ns/c", "ns/d", "ns/low"}));
   const std::string prefix =
       "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor a100, ";
@@ -461,11 +461,11 @@ TEST(EnginePreemptionTest, KeepFirstAdmissionsKeepsEachPreemptorWithItsVictims) 
   ASSERT_EQ(full.admitted[2].workload, "ns/high");
   ASSERT_EQ(full.preempted.size(), 2u);
 
-  Decisions d = full;
+  Decisions d = Schedule(s);  // the same decisions again (Decisions do not copy)
   EXPECT_EQ(KeepFirstAdmissions(d, 5), 0u);
   EXPECT_EQ(d.admitted.size() + d.preempted.size(), 5u);
 
-  d = full;
+  d = Schedule(s);
   EXPECT_EQ(KeepFirstAdmissions(d, 4), 1u);  // high and its victims would make 5
   EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/a", "ns/b"}));
   EXPECT_TRUE(d.preempted.empty());

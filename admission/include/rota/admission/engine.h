@@ -17,7 +17,9 @@
 // - all pod sets of a workload are admitted together or none are (gang at the quota level).
 
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rota/admission/snapshot.h"
@@ -46,11 +48,14 @@ struct PreemptDecision {
   PreemptionReason reason = PreemptionReason::kInClusterQueue;
 };
 
+// A pending decision's text is not copied per workload (a deep queue of look-alikes shares one
+// reason): its views point into the Snapshot the decisions were made from and into the
+// Decisions' own `texts`, so they are valid while both are (and the snapshot is unchanged).
 struct PendingDecision {
-  std::string workload;
-  std::string reason;   // Kueue's words: WaitingForQuota, NoMatchingFlavor, ExceedsMaxQuota, ...
-  std::string message;  // a sentence a person can act on
-  size_t index = 0;     // the workload's position in Snapshot::workloads
+  std::string_view workload;  // its key
+  std::string_view reason;    // Kueue's words: WaitingForQuota, NoMatchingFlavor, ExceedsMaxQuota, ...
+  std::string_view message;   // a sentence a person can act on
+  size_t index = 0;           // the workload's position in Snapshot::workloads
   // Its place among its ClusterQueue's pending workloads in scheduling order (0: the head), as
   // Kueue's positionInClusterQueue; -1 when it names no ClusterQueue that exists.
   int32_t position = -1;
@@ -62,6 +67,16 @@ struct Decisions {
   // Every pending workload not admitted, in scheduling order (priority, then creation time, then
   // key): a queue's head comes first.
   std::vector<PendingDecision> pending;
+  // The text the pending decisions' views point into (a deque: its strings stay where they are as
+  // it grows, and when the Decisions are moved). A copy would point into the original's, so
+  // Decisions move but do not copy.
+  std::deque<std::string> texts;
+
+  Decisions() = default;
+  Decisions(Decisions&&) = default;
+  Decisions& operator=(Decisions&&) = default;
+  Decisions(const Decisions&) = delete;
+  Decisions& operator=(const Decisions&) = delete;
 };
 
 // Runs one scheduling pass.
