@@ -46,6 +46,12 @@ Result<std::string> DecodeData(const Entry& e, const std::string& field, const Y
   return decoded;
 }
 
+// client-go's switch: any value of DISABLE_HTTP2 keeps clients on HTTP/1.1.
+bool Http2Allowed() {
+  const char* v = std::getenv("DISABLE_HTTP2");
+  return v == nullptr || *v == '\0';
+}
+
 }  // namespace
 
 Result<RestConfig> LoadKubeconfig(const std::string& paths_arg, const std::string& context_arg) {
@@ -90,6 +96,7 @@ Result<RestConfig> LoadKubeconfig(const std::string& paths_arg, const std::strin
   if (ctx == contexts.end()) return InvalidArgument(paths + ": context \"" + context_name + "\" is not defined");
 
   RestConfig cfg;
+  cfg.http2 = Http2Allowed();
   try {
     const std::string cluster_name = ctx->second.node["cluster"].as<std::string>("");
     const std::string user_name = ctx->second.node["user"].as<std::string>("");
@@ -148,6 +155,7 @@ Result<RestConfig> InClusterConfig(const std::string& root) {
     return InvalidArgument("not running in a pod: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set");
   }
   RestConfig cfg;
+  cfg.http2 = Http2Allowed();
   const std::string h = host;
   cfg.server = "https://" + (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" + port;
   cfg.token_file = root + "/token";

@@ -69,6 +69,20 @@ current-context: env
   EXPECT_EQ(c->server, "https://127.0.0.1:42151");
 }
 
+TEST_F(KubeconfigTest, DisableHttp2InTheEnvironmentKeepsTheClientOnHttp11AsClientGo) {
+  std::string f = Write("config", R"(
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+)");
+  ::unsetenv("DISABLE_HTTP2");
+  EXPECT_TRUE(LoadKubeconfig(f).value().http2);
+  ::setenv("DISABLE_HTTP2", "true", 1);
+  EXPECT_FALSE(LoadKubeconfig(f).value().http2);
+  ::unsetenv("DISABLE_HTTP2");
+}
+
 TEST_F(KubeconfigTest, MergesFilesFirstOneWinsAndDecodesData) {
   std::string a = Write("a", R"(
 clusters:

@@ -28,6 +28,9 @@ struct RestConfig {
   int burst = 100;
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};
   std::string user_agent = "rota";
+  // HTTP/2 where the server offers it, else HTTP/1.1. The loaders below turn it off when
+  // DISABLE_HTTP2 is set in the environment, as client-go does.
+  bool http2 = true;
 };
 
 // Reads kubeconfig like kubectl: `paths` is a colon-separated list (default: $KUBECONFIG, else
