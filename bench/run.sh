@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make bench`: every benchmark, figures printed (never asserted).
-#  1. the engine micro-benchmarks (no cluster);
+#  1. the engine and parser micro-benchmarks (no cluster);
 #  2. against a local control plane of its own (state in .cluster-bench, stopped afterwards): the
 #     client benchmark, then a burst of Job creations through rota's mutating webhook;
 #  3. Kueue's own scheduler benchmark (bench/kueue-bench.sh), baseline and large-scale, under
@@ -10,7 +10,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${1:-$REPO/build}
 
-for b in "$BUILD"/bin/rota_bench_quantity "$BUILD"/bin/rota_bench_engine; do
+for b in "$BUILD"/bin/rota_bench_quantity "$BUILD"/bin/rota_bench_engine "$BUILD"/bin/rota_bench_parse; do
   echo "== $(basename "$b")"
   "$b" --benchmark_counters_tabular=true
 done
