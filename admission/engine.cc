@@ -963,11 +963,7 @@ Decisions Scheduler::Run() {
     if (x.creation_time != y.creation_time) return x.creation_time < y.creation_time;
     return *x.key < *y.key;
   });
-  std::vector<int32_t> rank(wls_.size(), 0);  // place in scheduling order, by workload
-  for (size_t i = 0; i < order.size(); ++i) {
-    pending_[i] = order[i].wl;
-    rank[order[i].wl] = static_cast<int32_t>(i);
-  }
+  for (size_t i = 0; i < order.size(); ++i) pending_[i] = order[i].wl;
 
   auto consider = [&](int wi) {
     Workload& w = wls_[wi];
@@ -1015,6 +1011,8 @@ Decisions Scheduler::Run() {
     // Queues take turns: the head whose queue would have the lowest share goes next.
     std::unordered_map<int, std::vector<int>> by_cq;
     for (int wi : pending_) by_cq[wls_[wi].cq].push_back(wi);
+    std::vector<int32_t> rank(wls_.size(), 0);  // place in scheduling order, by workload
+    for (size_t i = 0; i < pending_.size(); ++i) rank[pending_[i]] = static_cast<int32_t>(i);
     struct Head {
       int64_t share;
       int wl;
