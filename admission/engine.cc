@@ -174,7 +174,8 @@ struct ClusterQueue {
     std::string_view failed_reason, failed_message;  // views as in PendingDecision
   };
   std::deque<Shape> shapes;                                // stable addresses
-  std::unordered_map<uint64_t, std::vector<Shape*>> shape_index;  // by ShapeHash
+  std::unordered_map<uint64_t, std::vector<Shape*>> shape_index;  // by ShapeHash, for shape 0
+  std::unordered_map<uint32_t, Shape*> shape_by_number;           // by WorkloadSpec::shape
   // A cached failed preemption search, valid while the tree is unchanged.
   uint64_t failed_version = ~0ull;
   int32_t failed_priority = 0;
@@ -584,6 +585,14 @@ bool SameShape(const WorkloadSpec& a, const WorkloadSpec& b) {
 }  // namespace
 
 ClusterQueue::Shape* Scheduler::ShapeOf(const Workload& w, ClusterQueue& cq) {
+  if (w.spec->shape != 0) {  // numbered by the snapshot's maker: no pod sets to compare
+    auto [it, fresh] = cq.shape_by_number.try_emplace(w.spec->shape, nullptr);
+    if (fresh) {
+      it->second = &cq.shapes.emplace_back();
+      it->second->example = w.spec;
+    }
+    return it->second;
+  }
   if (!std::all_of(w.spec->pod_sets.begin(), w.spec->pod_sets.end(), Unconstrained)) return nullptr;
   auto& bucket = cq.shape_index[ShapeHash(*w.spec)];
   for (ClusterQueue::Shape* shape : bucket)
@@ -949,19 +958,19 @@ Decisions Scheduler::Run() {
   struct Order {
     int32_t priority;
     int64_t creation_time;
-    const std::string* key;
+    std::string_view key;  // (a view: comparing reads the text without the spec's string first)
     int wl;
   };
   std::vector<Order> order;
   order.reserve(pending_.size());
   for (int wi : pending_) {
     const WorkloadSpec& s = *wls_[wi].spec;
-    order.push_back({s.priority, s.creation_time, &s.key, wi});
+    order.push_back({s.priority, s.creation_time, s.key, wi});
   }
   std::sort(order.begin(), order.end(), [](const Order& x, const Order& y) {
     if (x.priority != y.priority) return x.priority > y.priority;
     if (x.creation_time != y.creation_time) return x.creation_time < y.creation_time;
-    return *x.key < *y.key;
+    return x.key < y.key;
   });
   for (size_t i = 0; i < order.size(); ++i) pending_[i] = order[i].wl;
 
@@ -1062,6 +1071,31 @@ Decisions Scheduler::Run() {
 }  // namespace
 
 Decisions Schedule(const Snapshot& snapshot) { return Scheduler(snapshot).Run(); }
+
+uint32_t ShapeTable::Of(const WorkloadSpec& w) {
+  if (!std::all_of(w.pod_sets.begin(), w.pod_sets.end(), Unconstrained)) return 0;
+  // Every part the engine's look-alike test compares (SameShape), each text with its length
+  // first, so that no two different shapes write the same text.
+  std::string text(1, w.preemptible ? 'p' : 'c');
+  auto add_text = [&text](const std::string& t) { text.append(std::to_string(t.size())).append(":").append(t); };
+  auto add_number = [&text](int64_t v) { text.append(std::to_string(v)).append(";"); };
+  for (const auto& ps : w.pod_sets) {
+    add_text(ps.name);
+    add_number(ps.count);
+    if (ps.min_count) add_number(*ps.min_count);
+    else text.append("-;");
+    add_number(static_cast<int64_t>(ps.per_pod.size()));
+    for (const auto& [resource, amount] : ps.per_pod) {
+      add_text(resource);
+      add_number(amount);
+    }
+  }
+  if (auto it = ids_.find(text); it != ids_.end()) return it->second;
+  if (ids_.size() >= max_shapes_) return 0;
+  const uint32_t id = static_cast<uint32_t>(ids_.size()) + 1;
+  ids_.emplace(std::move(text), id);
+  return id;
+}
 
 size_t KeepFirstAdmissions(Decisions& d, size_t max_changes) {
   if (d.admitted.size() + d.preempted.size() <= max_changes) return 0;

@@ -439,7 +439,10 @@ void QueueController::Pass() {
   }
   // Finished workloads hold no quota and need no status: they are not copied into the pass.
   // Overlay what we wrote but have not seen back yet; forget assumptions the cache confirms.
+  const api::Workload* finished_without_owner = FinishedWithoutOwner().get();
   workloads_->ForEach([&](const std::string& key, const std::shared_ptr<const api::Workload>& shared) {
+    // (Most finished Workloads are the one shared object: told by its address, without reading it.)
+    if (shared.get() == finished_without_owner) return;
     const api::Workload& w = *shared;
     if (IsFinished(w)) return;
     auto it = assumed_.empty() ? assumed_.end() : assumed_.find(key);

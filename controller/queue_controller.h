@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "rota/admission/engine.h"
 #include "rota/api/kueue.h"
@@ -108,7 +109,7 @@ class QueueController {
     std::string written_version;  // set once that write has succeeded
     uint64_t seen = 0;            // the last pass whose cache still had the workload
   };
-  std::map<std::string, Assumed> assumed_;
+  std::unordered_map<std::string, Assumed> assumed_;  // looked up for every workload in a pass
 
   // Queue status writes, per "clusterqueues/NAME" or "localqueues/NS/NAME": when last written.
   bool QueueStatusDeferred(const std::string& key, std::chrono::steady_clock::time_point now);

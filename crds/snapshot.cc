@@ -266,6 +266,7 @@ struct Resolver {
   std::unordered_map<std::string, const LocalQueue*> lqs;
   std::unordered_map<std::string, const WorkloadPriorityClass*> classes;
   std::unordered_map<std::string, bool> selected;  // "cq\nnamespace" -> namespace selected
+  adm::ShapeTable* shapes = nullptr;                // numbers the workloads' shapes, if set
 };
 
 // Appends the engine's flavors, cohorts and ClusterQueues for `state` to `out`.
@@ -460,6 +461,7 @@ Status WorkloadSpecOf(const Workload& w, Resolver& r, adm::WorkloadSpec* reuse, 
     e.inadmissible_reason = "Inadmissible";
     e.inadmissible_message = problem.message();
   }
+  e.shape = r.shapes && problem.ok() ? r.shapes->Of(e) : 0;
   return Status::Ok();
 }
 
@@ -469,6 +471,8 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
   adm::Snapshot out;
   if (Status s = QueuesOf(state, out); !s.ok()) return s;
   Resolver resolver(state);
+  adm::ShapeTable shapes;
+  resolver.shapes = &shapes;
   for (const auto& shared : state.workloads) {
     if (Finished(*shared)) continue;
     adm::WorkloadSpec e;
@@ -525,6 +529,7 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
 
   Resolver resolver(state);
   resolver.keep_going = true;
+  resolver.shapes = &shapes_;
   for (const auto& shared : state.workloads) {
     const Workload& w = *shared;
     if (!remake_all) {

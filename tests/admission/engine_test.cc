@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -399,6 +401,38 @@ TEST(EngineOrderTest, PendingComeOutInQueueOrderAndLookAlikesShareTheirReason) {
   // After ns/small took a GPU, the same shape needs one more.
   EXPECT_EQ(FindPending(d, "ns/d")->message, prefix + "3" + suffix);
   EXPECT_EQ(FindPending(d, "ns/low")->message, prefix + "3" + suffix);
+}
+
+TEST(ShapeTableTest, EqualShapesShareANumberAndDifferentOnesDoNot) {
+  ShapeTable shapes;
+  const WorkloadSpec a = Pending("ns/a", "q", 5, 1, {Pods(2, 4)});
+  const uint32_t n = shapes.Of(a);
+  EXPECT_NE(n, 0u);
+  // Key, queue, priority and creation time are not part of a shape.
+  EXPECT_EQ(shapes.Of(Pending("ns/b", "other", 9, 7, {Pods(2, 4)})), n);
+  std::set<uint32_t> seen = {n};
+  WorkloadSpec critical = a;
+  critical.preemptible = false;
+  WorkloadSpec partial = a;
+  partial.pod_sets[0].min_count = 1;
+  WorkloadSpec with_cpu = a;
+  with_cpu.pod_sets[0].per_pod["cpu"] = 1000;
+  for (const WorkloadSpec& w : {Pending("ns/c", "q", 5, 1, {Pods(3, 4)}), Pending("ns/d", "q", 5, 1, {Pods(2, 8)}),
+                                Pending("ns/e", "q", 5, 1, {Pods(2, 4, "workers")}),
+                                Pending("ns/f", "q", 5, 1, {Pods(2, 4), Pods(1, 1, "driver")}), critical, partial, with_cpu}) {
+    const uint32_t m = shapes.Of(w);
+    EXPECT_NE(m, 0u) << w.key;
+    EXPECT_TRUE(seen.insert(m).second) << w.key << " got the number of another shape";
+  }
+  // A pod set with placement constraints of its own is never a look-alike.
+  WorkloadSpec pinned = a;
+  pinned.pod_sets[0].node_selector["zone"] = "a";
+  EXPECT_EQ(shapes.Of(pinned), 0u);
+  // A full table numbers no new shape (the engine then compares), and keeps the numbers it gave.
+  ShapeTable small(1);
+  EXPECT_EQ(small.Of(a), 1u);
+  EXPECT_EQ(small.Of(Pending("ns/c", "q", 5, 1, {Pods(3, 4)})), 0u);
+  EXPECT_EQ(small.Of(a), 1u);
 }
 
 TEST(EngineOrderTest, StoppedAndMissingQueuesAdmitNothing) {

@@ -229,6 +229,24 @@ TEST(SnapshotBuilderTest, QueueStatusWritesDoNotResolveWorkloadsAgain) {
   EXPECT_EQ(b.Find("ml/a")->cluster_queue, "other");
 }
 
+// Look-alikes get one shape number, which stays with them from build to build.
+TEST(SnapshotBuilderTest, NumbersLookAlikesOnce) {
+  ClusterState state = TeamState();
+  state.workloads = {GpuWorkload("a", 1, 2), GpuWorkload("b", 1, 2), GpuWorkload("c", 1, 3)};
+  SnapshotBuilder b;
+  ASSERT_TRUE(b.Build(state).ok());
+  const uint32_t two = b.Find("ml/a")->shape;
+  EXPECT_NE(two, 0u);
+  EXPECT_EQ(b.Find("ml/b")->shape, two);
+  EXPECT_NE(b.Find("ml/c")->shape, 0u);
+  EXPECT_NE(b.Find("ml/c")->shape, two);
+  // c is changed to ask for two GPUs: it becomes a look-alike of a and b.
+  state.workloads[2] = GpuWorkload("c", 2, 2);
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/c")->shape, two);
+  EXPECT_EQ(b.Find("ml/a")->shape, two);
+}
+
 TEST(SnapshotBuilderTest, AnEntryTheCallerChangedIsMadeAgain) {
   ClusterState state = TeamState();
   state.workloads = {GpuWorkload("a", 1, 1)};

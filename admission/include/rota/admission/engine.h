@@ -20,6 +20,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "rota/admission/snapshot.h"
@@ -81,6 +82,23 @@ struct Decisions {
 
 // Runs one scheduling pass.
 Decisions Schedule(const Snapshot& snapshot);
+
+// Gives workloads their WorkloadSpec::shape: one number per distinct shape, the same for as long
+// as the table lives, so a snapshot kept from pass to pass numbers a workload once. Holds one
+// short text per distinct shape; past `max_shapes` of them, a new shape gets 0 (the engine then
+// compares pod sets for it as it would without a number).
+class ShapeTable {
+ public:
+  explicit ShapeTable(size_t max_shapes = 65536) : max_shapes_(max_shapes) {}
+  // The workload's shape number, or 0 when one of its pod sets has placement constraints of its
+  // own (those are never look-alikes) or the table is full.
+  uint32_t Of(const WorkloadSpec& w);
+  size_t size() const { return ids_.size(); }
+
+ private:
+  size_t max_shapes_;
+  std::unordered_map<std::string, uint32_t> ids_;
+};
 
 // Keeps the first admissions, in admission order, and the evictions made for them, while the two
 // together number at most `max_changes` (the first admission is kept whatever its victims).

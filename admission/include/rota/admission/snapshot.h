@@ -129,6 +129,12 @@ struct WorkloadSpec {
   // ...): passed through as the pending reason and message.
   std::string inadmissible_reason;
   std::string inadmissible_message;
+  // Its look-alike class, when the snapshot's maker knows it (admission::ShapeTable): workloads
+  // with the same nonzero `shape` have the same `preemptible` and equal pod sets (names, counts,
+  // minCounts, per-pod requests), none of which has a node selector, affinity or toleration. The
+  // engine then tells look-alikes apart by this number instead of comparing their pod sets on
+  // every pass. 0: not known (the engine compares).
+  uint32_t shape = 0;
 };
 
 struct Snapshot {

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rota/admission/engine.h"
 #include "rota/admission/snapshot.h"
 #include "rota/admission/status.h"
 #include "rota/api/codec.h"
@@ -99,6 +100,7 @@ class SnapshotBuilder {
   std::vector<Slot> slots_;  // slots_[i] belongs to snapshot_.workloads[i]
   std::unordered_map<const Workload*, size_t> by_object_;
   std::unordered_map<std::string, size_t> by_key_;
+  admission::ShapeTable shapes_;  // the entries' shape numbers, for as long as the builder lives
   std::string resolved_against_;
   uint64_t builds_ = 0;
 };
