@@ -120,6 +120,7 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   }
   rest->qps = config.qps;
   rest->burst = config.burst;
+  rest->http2 = rest->http2 && config.http2;  // DISABLE_HTTP2 in the environment still wins
   rest->user_agent = std::string("rota/") + ROTA_VERSION;
   auto client = rota::apiclient::Client::Create(*rest);
   if (!client.ok()) {

@@ -33,7 +33,7 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
   if (!root.IsMap()) return InvalidArgument(source + ": must be a map of settings");
   // section -> allowed keys
   const std::map<std::string, std::set<std::string>> kKeys = {
-      {"clientConnection", {"qps", "burst"}},
+      {"clientConnection", {"qps", "burst", "http2"}},
       {"leaderElection", {"enabled", "leaseName", "leaseNamespace"}},
       {"fairSharing", {"enabled"}},
       {"scheduling", {"batchPeriod"}},
@@ -72,6 +72,8 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
         } else if (name == "clientConnection" && key == "burst") {
           try { c.burst = v.as<int>(); } catch (const YAML::Exception&) { c.burst = -1; }
           if (c.burst <= 0) s = InvalidArgument(path + ": must be a positive integer");
+        } else if (name == "clientConnection" && key == "http2") {
+          s = as_bool(c.http2);
         } else if (name == "leaderElection" && key == "enabled") {
           s = as_bool(c.leader_election);
         } else if (name == "leaderElection") {

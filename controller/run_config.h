@@ -3,7 +3,8 @@
 // `rota run --config rota.yaml`: the controller's settings. Every key is optional; unknown keys and
 // bad values are rejected at start with the key named.
 //
-//   clientConnection: {qps: 500, burst: 1000}   # every admission is one status write
+//   clientConnection: {qps: 500, burst: 1000,   # every admission is one status write
+//                      http2: false}            # HTTP/1.1 unless true (and DISABLE_HTTP2 unset)
 //   leaderElection: {enabled: false, leaseName: rota-controller, leaseNamespace: rota-system}
 //   fairSharing: {enabled: false}
 //   scheduling: {batchPeriod: 100ms}
@@ -29,6 +30,10 @@ struct RunConfig {
   // protection to the apiserver's API Priority and Fairness rather than a low client-side cap.
   double qps = 500;
   int burst = 1000;
+  // HTTP/2 to the apiserver. Off by default: rota's client keeps one connection per request in
+  // flight (a pool of them), so HTTP/2 multiplexes nothing and only adds its framing; in Kueue's
+  // baseline benchmark rota used about 15% less CPU over HTTP/1.1 (README, Performance).
+  bool http2 = false;
   bool leader_election = false;
   std::string lease_name = "rota-controller";
   std::string lease_namespace = "rota-system";

@@ -7,7 +7,7 @@ namespace {
 
 TEST(RunConfigTest, ReadsEverySetting) {
   Result<RunConfig> c = ParseRunConfig(R"(
-clientConnection: {qps: 200, burst: 400}
+clientConnection: {qps: 200, burst: 400, http2: true}
 leaderElection: {enabled: true, leaseName: rota, leaseNamespace: kube-system}
 fairSharing: {enabled: true}
 scheduling: {batchPeriod: 250ms}
@@ -19,6 +19,7 @@ webhook: {bindAddress: ":9443", certFile: /certs/tls.crt, keyFile: /certs/tls.ke
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->qps, 200);
   EXPECT_EQ(c->burst, 400);
+  EXPECT_TRUE(c->http2);
   EXPECT_TRUE(c->leader_election);
   EXPECT_EQ(c->lease_namespace, "kube-system");
   EXPECT_TRUE(c->fair_sharing);
@@ -32,6 +33,7 @@ webhook: {bindAddress: ":9443", certFile: /certs/tls.crt, keyFile: /certs/tls.ke
   Result<RunConfig> defaults = ParseRunConfig("", "empty.yaml");
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->webhook_address, "0") << "webhooks need a certificate, so they are off unless configured";
+  EXPECT_FALSE(defaults->http2) << "HTTP/1.1 unless configured";
 }
 
 TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
@@ -47,6 +49,7 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
            Case{"clientConnection: {qps: 10, qsp: 5}", "rota.yaml: clientConnection.qsp: unknown setting"},
            Case{"clientConnection: {qps: -1}", "rota.yaml: clientConnection.qps: must be a positive number"},
            Case{"clientConnection: {burst: many}", "rota.yaml: clientConnection.burst: must be a positive integer"},
+           Case{"clientConnection: {http2: maybe}", "rota.yaml: clientConnection.http2: must be true or false"},
            Case{"leaderElection: {enabled: maybe}", "rota.yaml: leaderElection.enabled: must be true or false"},
            Case{"scheduling: {batchPeriod: soon}", "rota.yaml: scheduling.batchPeriod: \"soon\" is not a duration such as 100ms or 2s"},
            Case{"logging: {format: xml}", "rota.yaml: logging.format: use text or json"},
