@@ -660,23 +660,31 @@ void QueueController::Pass() {
   for (const auto& k : drained)
     if (auto* w = snapshot_builder_.Mutable(k)) w->admission.reset();
   for (const auto& a : d.admitted) snapshot_builder_.Mutable(a.workload)->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
-  struct Counts {
-    int32_t pending = 0, admitted = 0;
-    std::map<std::pair<std::string, std::string>, int64_t> usage;  // (flavor, resource) -> milli
-  };
+  using Counts = QueueCounts;
+  // The pass's reason for each pending workload, by its index: 1 waiting for quota, 2 any other
+  // (0: not among the pending decisions, such as a victim of this pass).
+  std::vector<uint8_t> pending_kind(snapshot.workloads.size(), 0);
+  for (const auto& p : d.pending) pending_kind[p.index] = p.reason == "WaitingForQuota" ? 1 : 2;
   // By name; the views point into the kept snapshot, which stays as it is for the rest of the pass.
-  std::unordered_map<std::string_view, Counts> cq_counts, lq_counts;
+  CountsByName cq_counts, lq_counts;
   for (size_t i = 0; i < snapshot.workloads.size(); ++i) {
     const admission::WorkloadSpec& w = snapshot.workloads[i];
     const std::string& lq = snapshot_builder_.LocalQueueOf(i);
     if (w.admission) {
       for (Counts* c : {&cq_counts[w.admission->cluster_queue], &lq_counts[lq]}) {
         ++c->admitted;
-        for (const auto& ps : w.admission->pod_sets)
-          for (const auto& [r, f] : ps.flavors) c->usage[{f, r}] += ps.usage.count(r) ? ps.usage.at(r) : 0;
+        for (const auto& ps : w.admission->pod_sets) {
+          for (const auto& [r, f] : ps.flavors) {
+            auto u = ps.usage.find(r);
+            c->usage[{f, r}] += u == ps.usage.end() ? 0 : u->second;
+          }
+        }
       }
     } else if (!w.cluster_queue.empty()) {
-      ++cq_counts[w.cluster_queue].pending;
+      Counts& c = cq_counts[w.cluster_queue];
+      ++c.pending;
+      if (pending_kind[i] == 1) ++c.waiting;
+      if (pending_kind[i] == 2) ++c.inadmissible;
       ++lq_counts[lq].pending;
     }
   }
@@ -768,7 +776,7 @@ void QueueController::Pass() {
   }
 
   // Metrics first, so that whoever sees the status this pass writes finds them agreeing.
-  if (metrics_) Record(state, d, pass_seconds);
+  if (metrics_) Record(state, d, cq_counts, pass_seconds);
   for (QueueWrite& qw : queue_writes) {
     writer_->Enqueue(StatusWriter::kQueueStatus, {qw.resource.plural, qw.ns, qw.name, std::move(qw.body)});
   }
@@ -815,9 +823,9 @@ void QueueController::Pass() {
   stats_.preempted += static_cast<int64_t>(d.preempted.size());
 }
 
-void QueueController::Record(const api::ClusterState& state, const admission::Decisions& d, double pass_seconds) {
+void QueueController::Record(const api::ClusterState& state, const admission::Decisions& d, const CountsByName& cq_counts,
+                             double pass_seconds) {
   Metrics& m = *metrics_;
-  const admission::Snapshot& snapshot = snapshot_builder_.snapshot();
   auto spec_of = [&](const std::string& key) { return snapshot_builder_.Find(key); };
   const double now = static_cast<double>(std::time(nullptr));
   for (const auto& a : d.admitted) {
@@ -849,30 +857,15 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
     gauges[g];
   }
   auto set = [&](const char* gauge, const Labels& labels, double v) { gauges[gauge][labels] = v; };
-  std::unordered_map<std::string_view, std::pair<int, int>> pending;  // cq -> (active, inadmissible)
-  for (const auto& p : d.pending) {
-    const admission::WorkloadSpec* w = &snapshot.workloads[p.index];
-    if (w->cluster_queue.empty()) continue;
-    auto& slot = pending[w->cluster_queue];
-    (p.reason == "WaitingForQuota" ? slot.first : slot.second)++;
-  }
-  // `snapshot` already holds this pass's outcome (Pass applied the decisions to it).
-  std::map<std::tuple<std::string, std::string, std::string>, double> usage;
-  std::map<std::string, int> admitted;
-  for (const auto& w : snapshot.workloads) {
-    if (!w.admission) continue;
-    ++admitted[w.admission->cluster_queue];
-    for (const auto& ps : w.admission->pod_sets)
-      for (const auto& [r, f] : ps.flavors)
-        usage[{w.admission->cluster_queue, f, r}] += ps.usage.count(r) ? static_cast<double>(ps.usage.at(r)) / 1000.0 : 0;
-  }
+  static const QueueCounts kNoCounts;
   for (const auto& cq : state.cluster_queues) {
     const std::string& name = cq.metadata.name;
-    const auto& pc = pending[std::string_view(name)];
-    set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "active"}}, pc.first);
-    set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "inadmissible"}}, pc.second);
-    set("kueue_reserving_active_workloads", {{"cluster_queue", name}}, admitted[name]);
-    set("kueue_admitted_active_workloads", {{"cluster_queue", name}}, admitted[name]);
+    const auto counted = cq_counts.find(std::string_view(name));
+    const QueueCounts& c = counted == cq_counts.end() ? kNoCounts : counted->second;
+    set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "active"}}, c.waiting);
+    set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "inadmissible"}}, c.inadmissible);
+    set("kueue_reserving_active_workloads", {{"cluster_queue", name}}, c.admitted);
+    set("kueue_admitted_active_workloads", {{"cluster_queue", name}}, c.admitted);
     const bool active = cq.spec.stop_policy == api::StopPolicy::kNone;
     for (const char* st : {"pending", "active", "terminating"}) {
       set("kueue_cluster_queue_status", {{"cluster_queue", name}, {"status", st}},
@@ -882,7 +875,8 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
       for (const auto& f : g.flavors) {
         for (const auto& q : f.resources) {
           const Labels l = {{"cluster_queue", name}, {"flavor", f.name}, {"resource", q.name}};
-          const double used = usage[{name, f.name, q.name}];
+          const auto u = c.usage.find({std::string_view(f.name), std::string_view(q.name)});
+          const double used = u == c.usage.end() ? 0 : static_cast<double>(u->second) / 1000.0;
           set("kueue_cluster_queue_resource_usage", l, used);
           set("kueue_cluster_queue_resource_reservation", l, used);
           set("kueue_cluster_queue_nominal_quota", l, static_cast<double>(q.nominal_quota.milli()) / 1000.0);

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "rota/admission/engine.h"
@@ -79,8 +80,20 @@ class QueueController {
  private:
   void MarkDirty();
   void Pass();
-  // Metrics of one pass, from the kept snapshot with the pass's decisions applied.
-  void Record(const api::ClusterState& state, const admission::Decisions& d, double pass_seconds);
+  // A queue's workloads once a pass's decisions are applied: what its status and gauges show.
+  // Views point into the kept snapshot, unchanged for the rest of the pass.
+  struct QueueCounts {
+    int32_t pending = 0, admitted = 0;
+    // Of `pending`, by the pass's reason (ClusterQueues only): waiting for quota, or not
+    // admissible as things are (Kueue's "active" and "inadmissible" pending workloads).
+    int32_t waiting = 0, inadmissible = 0;
+    std::map<std::pair<std::string_view, std::string_view>, int64_t> usage;  // (flavor, resource) -> milli
+  };
+  using CountsByName = std::unordered_map<std::string_view, QueueCounts>;
+  // Metrics of one pass, from the kept snapshot with the pass's decisions applied and the
+  // ClusterQueues' counts made from it.
+  void Record(const api::ClusterState& state, const admission::Decisions& d, const CountsByName& cq_counts,
+              double pass_seconds);
   std::vector<apiclient::Reflector*> Reflectors() const;
   std::function<void(const api::Workload&)> workload_listener_;
 
