@@ -65,6 +65,9 @@ Metrics::Metrics() {
   Define("rota_events_dropped_total", Type::kCounter, "Events not written because too many were waiting (Events are best effort)");
   Define("rota_status_writes_total", Type::kCounter, "Status writes sent by the queue controller, per 'result' (success, error)");
   Define("rota_status_writes_queued", Type::kGauge, "Status writes waiting to be sent, per 'priority' (admission, queue, pending)");
+  Define("rota_scheduling_batch_seconds", Type::kGauge,
+         "How long the scheduler lets changes gather before its next pass: the configured batch period, or more after a costly pass");
+  Define("rota_scheduling_pass_cpu_seconds", Type::kGauge, "CPU time the scheduler's last pass took");
 }
 
 void Metrics::Define(const std::string& name, Type type, std::string help, std::vector<double> buckets) {

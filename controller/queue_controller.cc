@@ -34,6 +34,13 @@ const std::vector<std::string> kOwnedConditions = {std::string(wc::kQuotaReserve
 
 std::string NowRfc3339() { return api::FormatTime(std::time(nullptr)); }
 
+// CPU time this thread has used (what a pass costs, whatever else shares the machine).
+std::chrono::nanoseconds ThreadCpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
 // Whether a cached object at resourceVersion `cached` includes our write that returned `written`.
 // Resource versions are etcd revisions in practice; when either is not a number only equality
 // tells.
@@ -388,7 +395,12 @@ void QueueController::Run(const std::atomic<bool>& stop) {
       wake_at_.reset();
     }
     // Let a burst of events settle into one pass.
-    std::this_thread::sleep_for(config_.batch_period);
+    const auto wait = BatchWait();
+    if (metrics_) {
+      metrics_->Set("rota_scheduling_batch_seconds", {}, std::chrono::duration<double>(wait).count());
+      metrics_->Set("rota_scheduling_pass_cpu_seconds", {}, std::chrono::duration<double>(last_pass_cpu_).count());
+    }
+    std::this_thread::sleep_for(wait);
     // Backpressure: the next pass waits until at most kPassLowWater of the last one's admissions
     // and evictions wait in the writer (the writer sends those while the pass runs). Deciding far
     // ahead of what the apiserver has accepted only piles up decisions on assumptions (and, in a
@@ -402,10 +414,29 @@ void QueueController::Run(const std::atomic<bool>& stop) {
                      (writer_->Queued(StatusWriter::kQueueStatus) > 0 && std::chrono::steady_clock::now() < queue_wait_end))) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+    const auto cpu_before = ThreadCpu();
     Pass();
+    last_pass_cpu_ = ThreadCpu() - cpu_before;
   }
   for (auto* r : Reflectors()) r->RequestStop();  // all at once, then wait for each
   for (auto* r : Reflectors()) r->Stop();
+}
+
+std::chrono::nanoseconds QueueController::BatchWait() const {
+  // A pass looks at every workload, so with a deep backlog it costs milliseconds, and under a
+  // steady stream of changes (each finished workload is one) the loop would run a pass every
+  // batch period. Waiting kPassCpuMultiple times the last pass's CPU instead keeps the loop to
+  // about 1/(kPassCpuMultiple + 1) of a core, whatever the backlog; a small cluster's passes are
+  // far below the batch period and change nothing. In Kueue's baseline benchmark (12,000
+  // workloads waiting, passes of about 10 ms of CPU) fixed periods of 100, 250 and 500 ms gave
+  // 1,481, 703 and 354 passes and 27.3, 21.5 and 16.4 s of rota CPU; the wall time stayed within
+  // this machine's run-to-run spread, while at 500 ms medium and large workloads waited longer
+  // for admission (66 and 9.7 s on average, against 49-52 and 0.9-3.1 s). The wait is capped, so
+  // that even a huge backlog sees a pass every few seconds.
+  constexpr int kPassCpuMultiple = 20;
+  constexpr std::chrono::milliseconds kMaxStretch(2000);
+  const std::chrono::nanoseconds stretched = std::min<std::chrono::nanoseconds>(last_pass_cpu_ * kPassCpuMultiple, kMaxStretch);
+  return std::max<std::chrono::nanoseconds>(config_.batch_period, stretched);
 }
 
 void QueueController::Pass() {

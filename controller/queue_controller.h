@@ -145,6 +145,11 @@ class QueueController {
   // Sends the status the passes decide, off the loop. Declared last: its threads use the above.
   std::unique_ptr<StatusWriter> writer_;
 
+  // How long changes gather before the next pass: the configured batch period, or kPassCpuMultiple
+  // times the CPU the last pass took when that is more (see BatchWait). Run's thread only.
+  std::chrono::nanoseconds BatchWait() const;
+  std::chrono::nanoseconds last_pass_cpu_{0};
+
   mutable std::mutex mu_;
   std::optional<std::chrono::steady_clock::time_point> wake_at_;  // guarded by mu_
   std::condition_variable cv_;
