@@ -395,7 +395,7 @@ void QueueController::Run(const std::atomic<bool>& stop) {
       wake_at_.reset();
     }
     // Let a burst of events settle into one pass.
-    const auto wait = BatchWait();
+    const auto wait = BatchWait(config_.batch_period, last_pass_cpu_);
     if (metrics_) {
       metrics_->Set("rota_scheduling_batch_seconds", {}, std::chrono::duration<double>(wait).count());
       metrics_->Set("rota_scheduling_pass_cpu_seconds", {}, std::chrono::duration<double>(last_pass_cpu_).count());
@@ -422,7 +422,7 @@ void QueueController::Run(const std::atomic<bool>& stop) {
   for (auto* r : Reflectors()) r->Stop();
 }
 
-std::chrono::nanoseconds QueueController::BatchWait() const {
+std::chrono::nanoseconds BatchWait(std::chrono::milliseconds batch_period, std::chrono::nanoseconds last_pass_cpu) {
   // A pass looks at every workload, so with a deep backlog it costs milliseconds, and under a
   // steady stream of changes (each finished workload is one) the loop would run a pass every
   // batch period. Waiting kPassCpuMultiple times the last pass's CPU instead keeps the loop to
@@ -435,8 +435,8 @@ std::chrono::nanoseconds QueueController::BatchWait() const {
   // that even a huge backlog sees a pass every few seconds.
   constexpr int kPassCpuMultiple = 20;
   constexpr std::chrono::milliseconds kMaxStretch(2000);
-  const std::chrono::nanoseconds stretched = std::min<std::chrono::nanoseconds>(last_pass_cpu_ * kPassCpuMultiple, kMaxStretch);
-  return std::max<std::chrono::nanoseconds>(config_.batch_period, stretched);
+  const std::chrono::nanoseconds stretched = std::min<std::chrono::nanoseconds>(last_pass_cpu * kPassCpuMultiple, kMaxStretch);
+  return std::max<std::chrono::nanoseconds>(batch_period, stretched);
 }
 
 void QueueController::Pass() {

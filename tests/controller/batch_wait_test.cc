@@ -1,0 +1,26 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "queue_controller.h"
+
+namespace rota::controller {
+namespace {
+
+using std::chrono::milliseconds;
+
+// The scheduler waits its batch period after a change, longer only after a costly pass.
+TEST(BatchWaitTest, StretchesWithThePassCostUpToACap) {
+  // A small cluster's pass costs far less than the period: the period stands.
+  EXPECT_EQ(BatchWait(milliseconds(100), std::chrono::microseconds(300)), milliseconds(100));
+  EXPECT_EQ(BatchWait(milliseconds(100), std::chrono::nanoseconds(0)), milliseconds(100));
+  // A deep backlog's 12 ms pass: 20 times that before the next one.
+  EXPECT_EQ(BatchWait(milliseconds(100), milliseconds(12)), milliseconds(240));
+  // However costly the pass, a pass at least every 2 s.
+  EXPECT_EQ(BatchWait(milliseconds(100), milliseconds(900)), milliseconds(2000));
+  // A configured period longer than that cap is kept.
+  EXPECT_EQ(BatchWait(milliseconds(5000), milliseconds(900)), milliseconds(5000));
+}
+
+}  // namespace
+}  // namespace rota::controller
