@@ -691,7 +691,6 @@ void QueueController::Pass() {
   for (const auto& k : drained)
     if (auto* w = snapshot_builder_.Mutable(k)) w->admission.reset();
   for (const auto& a : d.admitted) snapshot_builder_.Mutable(a.workload)->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
-  using Counts = QueueCounts;
   // The pass's reason for each pending workload, by its index: 1 waiting for quota, 2 any other
   // (0: not among the pending decisions, such as a victim of this pass).
   std::vector<uint8_t> pending_kind(snapshot.workloads.size(), 0);
@@ -702,7 +701,7 @@ void QueueController::Pass() {
     const admission::WorkloadSpec& w = snapshot.workloads[i];
     const std::string& lq = snapshot_builder_.LocalQueueOf(i);
     if (w.admission) {
-      for (Counts* c : {&cq_counts[w.admission->cluster_queue], &lq_counts[lq]}) {
+      for (QueueCounts* c : {&cq_counts[w.admission->cluster_queue], &lq_counts[lq]}) {
         ++c->admitted;
         for (const auto& ps : w.admission->pod_sets) {
           for (const auto& [r, f] : ps.flavors) {
@@ -712,7 +711,7 @@ void QueueController::Pass() {
         }
       }
     } else if (!w.cluster_queue.empty()) {
-      Counts& c = cq_counts[w.cluster_queue];
+      QueueCounts& c = cq_counts[w.cluster_queue];
       ++c.pending;
       if (pending_kind[i] == 1) ++c.waiting;
       if (pending_kind[i] == 2) ++c.inadmissible;
@@ -727,7 +726,7 @@ void QueueController::Pass() {
     Json body;
   };
   std::vector<QueueWrite> queue_writes;
-  auto usage_json = [](const std::vector<api::ResourceGroup>& groups, const Counts& c, bool borrowed_from_nominal) {
+  auto usage_json = [](const std::vector<api::ResourceGroup>& groups, const QueueCounts& c, bool borrowed_from_nominal) {
     Json out = Json::array();
     for (const auto& g : groups) {
       for (const auto& f : g.flavors) {
@@ -745,7 +744,7 @@ void QueueController::Pass() {
     return out;
   };
   for (const auto& cq : state.cluster_queues) {
-    const Counts& c = cq_counts[std::string_view(cq.metadata.name)];
+    const QueueCounts& c = CountsOf(cq_counts, cq.metadata.name);
     std::string missing;
     for (const auto& g : cq.spec.resource_groups)
       for (const auto& f : g.flavors)
@@ -781,10 +780,7 @@ void QueueController::Pass() {
   for (const auto& cq : state.cluster_queues) cq_by_name.emplace(cq.metadata.name, &cq);
   for (const auto& lq : state.local_queues) {
     const std::string key = lq.metadata.namespace_ + "/" + lq.metadata.name;
-    // find, not []: an entry made here would keep a view of `key`, which dies with this iteration.
-    static const Counts kNoCounts;
-    const auto counted = lq_counts.find(std::string_view(key));
-    const Counts& c = counted == lq_counts.end() ? kNoCounts : counted->second;
+    const QueueCounts& c = CountsOf(lq_counts, key);  // (`key` dies with this iteration)
     static const std::vector<api::ResourceGroup> kNoGroups;
     const auto cq = cq_by_name.find(lq.spec.cluster_queue);
     const Json usage = usage_json(cq == cq_by_name.end() ? kNoGroups : cq->second->spec.resource_groups, c, false);
@@ -854,6 +850,12 @@ void QueueController::Pass() {
   stats_.preempted += static_cast<int64_t>(d.preempted.size());
 }
 
+const QueueController::QueueCounts& QueueController::CountsOf(const CountsByName& counts, std::string_view name) {
+  static const QueueCounts kNone;
+  const auto it = counts.find(name);
+  return it == counts.end() ? kNone : it->second;
+}
+
 void QueueController::Record(const api::ClusterState& state, const admission::Decisions& d, const CountsByName& cq_counts,
                              double pass_seconds) {
   Metrics& m = *metrics_;
@@ -888,11 +890,9 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
     gauges[g];
   }
   auto set = [&](const char* gauge, const Labels& labels, double v) { gauges[gauge][labels] = v; };
-  static const QueueCounts kNoCounts;
   for (const auto& cq : state.cluster_queues) {
     const std::string& name = cq.metadata.name;
-    const auto counted = cq_counts.find(std::string_view(name));
-    const QueueCounts& c = counted == cq_counts.end() ? kNoCounts : counted->second;
+    const QueueCounts& c = CountsOf(cq_counts, name);
     set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "active"}}, c.waiting);
     set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "inadmissible"}}, c.inadmissible);
     set("kueue_reserving_active_workloads", {{"cluster_queue", name}}, c.admitted);

@@ -95,6 +95,9 @@ class QueueController {
     std::map<std::pair<std::string_view, std::string_view>, int64_t> usage;  // (flavor, resource) -> milli
   };
   using CountsByName = std::unordered_map<std::string_view, QueueCounts>;
+  // The counts of `name`, or empty ones when it has none (never adds an entry: its key would
+  // view `name`, which may not live as long as the map).
+  static const QueueCounts& CountsOf(const CountsByName& counts, std::string_view name);
   // Metrics of one pass, from the kept snapshot with the pass's decisions applied and the
   // ClusterQueues' counts made from it.
   void Record(const api::ClusterState& state, const admission::Decisions& d, const CountsByName& cq_counts,
