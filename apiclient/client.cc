@@ -94,10 +94,126 @@ const char* ContentType(PatchType t) {
   return "";
 }
 
+// Reads apiVersion, kind and metadata (without managedFields) of a document that is one object,
+// and stops reading once it has them. The apiserver writes an object's fields in order
+// (apiVersion, kind, metadata, spec, status), so a write's reply, whose new resourceVersion is
+// all most callers read, is parsed only up to the end of its metadata: spec and status, most of
+// a Workload's bytes, are never read. Fields in another order are still found (it then reads
+// on, leaving out what it does not keep).
+class MetadataReader final : public nlohmann::json_sax<Json> {
+ public:
+  enum class Outcome { kReading, kComplete, kInvalid, kNotAnObject };
+  Json result = Json::object();
+  Outcome outcome = Outcome::kReading;
+
+  bool null() override { return Value(nullptr); }
+  bool boolean(bool v) override { return Value(v); }
+  bool number_integer(number_integer_t v) override { return Value(v); }
+  bool number_unsigned(number_unsigned_t v) override { return Value(v); }
+  bool number_float(number_float_t v, const string_t&) override { return Value(v); }
+  bool string(string_t& v) override { return Value(std::move(v)); }
+  bool binary(binary_t& v) override { return Value(Json::binary(std::move(v))); }
+  bool start_object(std::size_t) override { return Open(Json::object()); }
+  bool start_array(std::size_t) override { return Open(Json::array()); }
+  bool end_object() override { return Close(); }
+  bool end_array() override { return Close(); }
+  bool key(string_t& k) override {
+    if (skipping_ > 0) return true;
+    if (open_.size() == 1) {
+      field_ = k == "apiVersion" ? kApiVersion : k == "kind" ? kKind : k == "metadata" ? kMetadata : kOther;
+      drop_next_ = field_ == kOther;
+    } else {
+      drop_next_ = open_.size() == 2 && field_ == kMetadata && k == "managedFields";
+    }
+    key_ = std::move(k);
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    outcome = Outcome::kInvalid;
+    return false;
+  }
+
+ private:
+  enum Field { kOther, kApiVersion, kKind, kMetadata };
+  // Whether the value that starts now is left out (a dropped field, or inside one).
+  bool Skip() {
+    if (skipping_ > 0) return true;
+    if (!drop_next_) return false;
+    drop_next_ = false;
+    return true;
+  }
+  // Where a kept value goes: under the last key in an object, at the end of an array.
+  Json& Place(Json v) {
+    Json& parent = *open_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return parent.back();
+    }
+    Json& slot = parent[key_];
+    slot = std::move(v);
+    return slot;
+  }
+  bool Value(Json v) {
+    if (open_.empty()) {  // a document that is not an object
+      outcome = Outcome::kNotAnObject;
+      return false;
+    }
+    if (!Skip()) Place(std::move(v));
+    return Done();
+  }
+  bool Open(Json container) {
+    if (Skip()) {
+      ++skipping_;
+      return true;
+    }
+    if (open_.empty()) {
+      if (!container.is_object()) {
+        outcome = Outcome::kNotAnObject;
+        return false;
+      }
+      open_.push_back(&result);
+      return true;
+    }
+    open_.push_back(&Place(std::move(container)));
+    return true;
+  }
+  bool Close() {
+    if (skipping_ > 0) {
+      --skipping_;
+      return true;
+    }
+    open_.pop_back();
+    return Done();
+  }
+  // Stops the parser (by returning false) once the three fields are read and the parser is back
+  // at the object's top level.
+  bool Done() {
+    if (open_.size() != 1 || skipping_ > 0) return true;
+    if (result.contains("apiVersion") && result.contains("kind") && result.contains("metadata")) {
+      outcome = Outcome::kComplete;
+      return false;
+    }
+    return true;
+  }
+
+  std::vector<Json*> open_;  // the kept containers being filled, outermost first
+  std::string key_;
+  Field field_ = kOther;  // the top-level field being read
+  bool drop_next_ = false;
+  int skipping_ = 0;  // depth inside a left-out container
+};
+
 }  // namespace
 
 Json ParseKeeping(std::string_view text, int object_depth, Keep keep) {
   if (keep == Keep::kAll || keep == Keep::kNothing) return Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (keep == Keep::kMetadata && object_depth == 1) {
+    MetadataReader reader;
+    const bool whole = Json::sax_parse(text, &reader, nlohmann::json::input_format_t::json, /*strict=*/true);
+    if (whole || reader.outcome == MetadataReader::Outcome::kComplete) return std::move(reader.result);
+    if (reader.outcome == MetadataReader::Outcome::kInvalid) return Json(Json::value_t::discarded);
+    // Not an object: kept as it is, as below.
+  }
   // The parser asks, for every key, whether to keep it (and so its value, which is then never
   // built). Keys are at depth `object_depth` for the object's own fields, one deeper for those of
   // its metadata; a key of the same name anywhere else is kept.

@@ -284,7 +284,7 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
       },
       handlers(static_cast<NamespaceInfo*>(nullptr)), options);
   writer_ = std::make_unique<StatusWriter>(
-      [this](const StatusWriter::Write& w) {
+      [this](const StatusWriter::Write& w, bool report) {
         namespace r = apiclient::resources;
         const apiclient::Resource& resource =
             w.kind == "clusterqueues" ? r::kClusterQueues : w.kind == "localqueues" ? r::kLocalQueues : r::kWorkloads;
@@ -292,7 +292,10 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
         apply.field_manager = kFieldManager;
         apply.force = true;
         apply.subresource = "status";
-        apply.keep = apiclient::Keep::kMetadata;  // of the reply, only its resourceVersion is read
+        // Of the reply only the resourceVersion of a write whose outcome is reported is read
+        // (an admission or eviction, which the loop assumes until its cache catches up); queue
+        // status and pending reasons leave the reply unparsed.
+        apply.keep = report ? apiclient::Keep::kMetadata : apiclient::Keep::kNothing;
         auto res = client_.Patch(resource, w.ns, w.name, apiclient::PatchType::kApply, w.body, apply);
         StatusWriter::Outcome out;
         if (res.ok()) {

@@ -80,7 +80,7 @@ void StatusWriter::Work(bool summaries_only) {
       --queued_by_priority_[e.priority];
       in_flight_.insert(key);
     }
-    Outcome outcome = send_(e.write);
+    Outcome outcome = send_(e.write, e.report);
     const bool failed = !outcome.ok;
     {
       std::lock_guard<std::mutex> l(mu_);

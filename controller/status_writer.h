@@ -53,7 +53,9 @@ class StatusWriter {
     uint64_t seq = 0;
     Outcome outcome;
   };
-  using Sender = std::function<Outcome(const Write&)>;
+  // Sends one write; `report` says whether its outcome is kept for TakeDone(), and so whether
+  // the object's new resourceVersion is read (a sender need not read the reply otherwise).
+  using Sender = std::function<Outcome(const Write&, bool report)>;
 
   // `send` performs one write (called on the writer's threads, never twice at once for one key);
   // `on_failure` (optional) is called after every write that failed. `threads` send writes of

@@ -58,9 +58,45 @@ TEST(ParseKeepingTest, FindsTheObjectsOfWatchEventsAndListsAtTheirDepth) {
   }
 }
 
+TEST(ParseKeepingTest, MetadataEqualsTheFullParseCutToItsThreeFields) {
+  // Arrays and objects inside metadata, values of every JSON type, a nested managedFields key.
+  const std::string text = R"({"apiVersion":"v1","kind":"Workload","metadata":{"name":"w",
+    "finalizers":["a","b"],"ownerReferences":[{"kind":"Job","controller":true,"uid":"u"}],
+    "generation":3,"deletionGracePeriodSeconds":null,"weight":1.5,"annotations":{"x":"managedFields"},
+    "managedFields":[{"manager":"m","fieldsV1":{"f:spec":{"f:a":{}}}}],"resourceVersion":"7"},
+    "spec":{"podSets":[{"count":2}]}})";
+  Json expected = Json::parse(text);
+  expected.erase("spec");
+  expected["metadata"].erase("managedFields");
+  EXPECT_EQ(ParseKeeping(text, 1, Keep::kMetadata), expected);
+}
+
+TEST(ParseKeepingTest, MetadataStopsReadingAtTheEndOfTheMetadata) {
+  // What follows the metadata is never read: here it is cut off mid-way, as if unread.
+  const std::string text = R"({"apiVersion":"v1","kind":"Workload","metadata":{"name":"w","resourceVersion":"9"},"spec":{"podSets":[)";
+  const Json kept = ParseKeeping(text, 1, Keep::kMetadata);
+  ASSERT_FALSE(kept.is_discarded());
+  EXPECT_EQ(kept["metadata"].value("resourceVersion", ""), "9");
+  // The same text is not JSON to a reader that wants the rest.
+  EXPECT_TRUE(ParseKeeping(text, 1, Keep::kAllButManagedFields).is_discarded());
+}
+
+TEST(ParseKeepingTest, MetadataFindsFieldsInAnyOrder) {
+  const Json kept = ParseKeeping(R"({"metadata":{"resourceVersion":"5","managedFields":[]},"status":{"a":[1,{"b":2}]},
+                                     "kind":"Workload","spec":{},"apiVersion":"v1"})",
+                                 1, Keep::kMetadata);
+  EXPECT_EQ(kept, Json::parse(R"({"apiVersion":"v1","kind":"Workload","metadata":{"resourceVersion":"5"}})"));
+  // Without apiVersion or kind the whole text is read; what is there is kept.
+  EXPECT_EQ(ParseKeeping(R"({"metadata":{"name":"n"},"spec":{"x":1}})", 1, Keep::kMetadata),
+            Json::parse(R"({"metadata":{"name":"n"}})"));
+  // A document that is not an object is kept as it is.
+  EXPECT_EQ(ParseKeeping("[1,2]", 1, Keep::kMetadata), Json::parse("[1,2]"));
+}
+
 TEST(ParseKeepingTest, TextThatIsNotJsonIsDiscardedNotThrown) {
   EXPECT_TRUE(ParseKeeping(R"({"metadata":{"managedFields":[)", 1, Keep::kAllButManagedFields).is_discarded());
   EXPECT_TRUE(ParseKeeping("not json", 1, Keep::kMetadata).is_discarded());
+  EXPECT_TRUE(ParseKeeping(R"({"apiVersion":"v1","kind":"K","metadata":{"name":)", 1, Keep::kMetadata).is_discarded());
 }
 
 }  // namespace

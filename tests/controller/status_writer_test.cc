@@ -5,7 +5,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,9 +21,10 @@ using Write = StatusWriter::Write;
 class Recorder {
  public:
   StatusWriter::Sender sender() {
-    return [this](const Write& w) {
+    return [this](const Write& w, bool report) {
       std::unique_lock<std::mutex> l(mu_);
       sent_.push_back(w.name + "=" + w.body.value("v", std::string()));
+      if (report) reported_.insert(w.name);
       ++in_send_[w.name];
       max_same_ = std::max(max_same_, in_send_[w.name]);
       entered_.notify_all();
@@ -47,6 +50,11 @@ class Recorder {
     std::lock_guard<std::mutex> l(mu_);
     return sent_;
   }
+  // The writes the sender was told to report (and so to read the reply of).
+  std::set<std::string> reported() {
+    std::lock_guard<std::mutex> l(mu_);
+    return reported_;
+  }
   int max_same() {
     std::lock_guard<std::mutex> l(mu_);
     return max_same_;
@@ -57,6 +65,7 @@ class Recorder {
   std::condition_variable entered_, released_cv_;
   bool released_ = false;
   std::vector<std::string> sent_;
+  std::set<std::string> reported_;
   std::map<std::string, int> in_send_;
   int max_same_ = 0;
 };
@@ -131,6 +140,8 @@ TEST(StatusWriterTest, ReportsOutcomesOfFailedAndReportingWrites) {
   EXPECT_EQ(failures, 1);
   EXPECT_EQ(writer.counts().failed, 1u);
   EXPECT_TRUE(writer.TakeDone().empty());  // taken once
+  // Only the reporting write's reply is worth reading.
+  EXPECT_EQ(rec.reported(), (std::set<std::string>{"told"}));
 }
 
 TEST(StatusWriterTest, SummaryThreadsSendQueueStatusWhileAdmissionsHoldTheOthers) {
@@ -142,7 +153,7 @@ TEST(StatusWriterTest, SummaryThreadsSendQueueStatusWhileAdmissionsHoldTheOthers
   bool release = false;
   std::vector<std::string> sent;
   StatusWriter writer(
-      [&](const Write& w) {
+      [&](const Write& w, bool) {
         std::unique_lock<std::mutex> l(mu);
         sent.push_back(w.name);
         cv.notify_all();
