@@ -232,6 +232,7 @@ class Scheduler {
   QuotaTree tree_;
   std::vector<ClusterQueue> cqs_;
   std::vector<int> cq_of_node_;  // node -> index in cqs_, -1 for a cohort
+  std::vector<std::vector<int>> cqs_of_root_;  // root node -> indices in cqs_ of its tree's queues
   std::vector<Workload> wls_;
   std::vector<int> pending_;  // indices into wls_, in scheduling order
   Assignment unshaped_;       // CachedAssign's result for a workload without a shape
@@ -387,6 +388,11 @@ void Scheduler::BuildTree() {
     cqs_.push_back(std::move(cq));
   }
   tree_.ComputeSubtreeQuota();
+  for (size_t i = 0; i < cqs_.size(); ++i) {
+    const int root = tree_.Root(cqs_[i].node);
+    if (cqs_of_root_.size() <= static_cast<size_t>(root)) cqs_of_root_.resize(static_cast<size_t>(root) + 1);
+    cqs_of_root_[static_cast<size_t>(root)].push_back(static_cast<int>(i));
+  }
 }
 
 bool Scheduler::WithinNominal(const ClusterQueue& cq, const Needs& needs) const {
@@ -717,12 +723,21 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
       candidates.push_back({vi, PreemptionReason::kInCohortReclaimWhileBorrowing});
     }
   };
+  // Only quota a queue borrows can be taken back from it (checked again as victims go: a queue
+  // that borrows nothing now borrows nothing after a release either).
+  auto borrowing_in_needed = [&](int node) {
+    const auto& n = tree_.node(node);
+    for (const auto& [fr, a] : needs)
+      if (n.usage[fr] > n.nominal[fr]) return true;
+    return false;
+  };
   for (int vi : cq.admitted) consider(vi, cq);
   if (tree_.node(cq.node).parent >= 0 &&
       (cq.spec->reclaim_within_cohort != ReclaimWithinCohort::kNever ||
        cq.spec->borrow_within_cohort != BorrowWithinCohort::kNever)) {
-    for (ClusterQueue& other : cqs_) {
-      if (other.node == cq.node || tree_.Root(other.node) != root) continue;
+    for (int oi : cqs_of_root_[static_cast<size_t>(root)]) {
+      const ClusterQueue& other = cqs_[static_cast<size_t>(oi)];
+      if (other.node == cq.node || !borrowing_in_needed(other.node)) continue;
       for (int vi : other.admitted) consider(vi, other);
     }
   }
@@ -740,19 +755,12 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
     return x.spec->key < y.spec->key;
   });
 
-  auto borrowing_in_needed = [&](int node) {
-    const auto& n = tree_.node(node);
-    for (const auto& [fr, a] : needs)
-      if (n.usage[fr] > n.nominal[fr]) return true;
-    return false;
-  };
   const QuotaTree::Versions saved = tree_.SaveVersions(cq.node);
   std::vector<Candidate> removed;
   for (const Candidate& c : candidates) {
     if (Fits(cq, w, needs)) break;
     Workload& v = wls_[c.wl];
     if (v.cq != w.cq) {
-      // Only quota a queue borrows can be taken back from it.
       if (!borrowing_in_needed(v.cq)) continue;
       if (fair) {
         const int vq = cq_of_node_.at(v.cq);
