@@ -263,6 +263,8 @@ std::string Client::Path(const Resource& r, const std::string& ns, const std::st
   return p;
 }
 
+int64_t Client::connections_opened() const { return transport_->connections_opened(); }
+
 ApiResult<Json> Client::Do(const Request& req) {
   Backoff backoff(std::chrono::milliseconds(200), std::chrono::seconds(5));
   constexpr int kAttempts = 5;

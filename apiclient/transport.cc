@@ -187,6 +187,8 @@ HttpResponse Transport::Perform(const HttpRequest& req) {
 
   const CURLcode rc = curl_easy_perform(curl);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp.status);
+  long connects = 0;
+  if (curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK) connections_opened_ += connects;
   if (rc != CURLE_OK && !resp.stopped) {
     resp.transport_error = std::string(curl_easy_strerror(rc)) + " (" + req.method + " " + url + ")";
     if (rc != CURLE_WRITE_ERROR && rc != CURLE_OPERATION_TIMEDOUT) resp.status = 0;

@@ -41,6 +41,8 @@ class Transport {
   static Result<std::unique_ptr<Transport>> Create(const RestConfig& config);
   ~Transport();
   HttpResponse Perform(const HttpRequest& req);
+  // Connections opened so far (each costs a TCP and TLS handshake; a request on a kept one none).
+  int64_t connections_opened() const { return connections_opened_.load(); }
 
  private:
   explicit Transport(RestConfig config) : config_(std::move(config)) {}
@@ -51,6 +53,7 @@ class Transport {
   RestConfig config_;
   std::mutex mu_;
   std::vector<void*> pool_;
+  std::atomic<int64_t> connections_opened_{0};
   // The token file is re-read at most once a minute (it rotates).
   std::string token_cache_;
   std::chrono::steady_clock::time_point token_read_{};

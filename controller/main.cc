@@ -11,7 +11,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -45,6 +47,20 @@ const char* malloc_conf = "narenas:1,dirty_decay_ms:1000,muzzy_decay_ms:0";
 namespace {
 
 std::atomic<bool> g_stop{false};
+
+// Where this run's CPU went, by thread name, largest first.
+std::string CpuByThread() {
+  std::vector<std::pair<double, std::string>> sorted;
+  for (const auto& [name, secs] : rota::apiclient::ThreadCpuSeconds()) sorted.emplace_back(secs, name);
+  std::sort(sorted.rbegin(), sorted.rend());
+  std::string out;
+  char buf[96];
+  for (const auto& [secs, name] : sorted) {
+    std::snprintf(buf, sizeof buf, "%s%s %.2f s", out.empty() ? "" : ", ", name.c_str(), secs);
+    out += buf;
+  }
+  return out;
+}
 void OnSignal(int) { g_stop = true; }
 
 // One admission request: parse the review, run the path's rule, answer with a review. A request
@@ -228,6 +244,9 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
       if (line.rfind("VmHWM:", 0) == 0) peak = line.substr(line.find_first_not_of(" \t", 6));
   }
   log("info", "peak resident memory (VmHWM): " + peak);
+  log("info", "CPU by thread: " + CpuByThread());
+  log("info", "apiserver requests: " + std::to_string((*client)->requests_sent()) + " over " +
+                  std::to_string((*client)->connections_opened()) + " connections");
   {
     // How much of the heap is live now, against what the allocator keeps resident (fragmentation
     // and pages not yet returned). jemalloc's statistics are refreshed by writing "epoch".

@@ -243,6 +243,15 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
 
   EXPECT_EQ(StopRota(), 0) << Log();
   EXPECT_NE(Log().find("stopped after"), std::string::npos) << Log();
+  // Where its CPU went, by thread: the status writers and the Workload watch among them (the
+  // watch threads have ended by then and are still counted).
+  const std::string log = Log();
+  const size_t cpu = log.find("CPU by thread: ");
+  ASSERT_NE(cpu, std::string::npos) << log;
+  const std::string by_thread = log.substr(cpu, log.find('\n', cpu) - cpu);
+  EXPECT_NE(by_thread.find("status-writer "), std::string::npos) << by_thread;
+  EXPECT_NE(by_thread.find("watch/workloads "), std::string::npos) << by_thread;
+  EXPECT_NE(by_thread.find(" s"), std::string::npos) << by_thread;
   DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
 }
 

@@ -166,6 +166,8 @@ class Client {
 
   // Requests sent (including retries), for tests and metrics.
   int64_t requests_sent() const { return requests_sent_.load(); }
+  // Connections to the apiserver opened so far (requests on kept-alive ones open none).
+  int64_t connections_opened() const;
 
  private:
   Client(RestConfig config, Clock& clock, std::unique_ptr<Transport> transport);
