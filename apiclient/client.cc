@@ -94,17 +94,23 @@ const char* ContentType(PatchType t) {
   return "";
 }
 
-// Reads apiVersion, kind and metadata (without managedFields) of a document that is one object,
-// and stops reading once it has them. The apiserver writes an object's fields in order
-// (apiVersion, kind, metadata, spec, status), so a write's reply, whose new resourceVersion is
-// all most callers read, is parsed only up to the end of its metadata: spec and status, most of
-// a Workload's bytes, are never read. Fields in another order are still found (it then reads
-// on, leaving out what it does not keep).
-class MetadataReader final : public nlohmann::json_sax<Json> {
+// Builds what `keep` keeps of the Kubernetes objects whose fields are at nesting depth
+// `object_depth` (1: the document is the object; 2: a watch event's object; 3: a list's items),
+// straight from the parser's events: what is left out (metadata.managedFields, and with kMetadata
+// everything but apiVersion, kind and metadata) is read past without being built. With kMetadata
+// on a document that is one object, it stops reading once it has those three fields: the
+// apiserver writes an object's fields in order (apiVersion, kind, metadata, spec, status), so a
+// write's reply, whose new resourceVersion is all most callers read, is parsed only to the end of
+// its metadata, and its spec and status, most of a Workload's bytes, are never read. (Fields in
+// another order are still found; the reader then reads on.) A key of a left-out name anywhere
+// else is kept.
+class KeepingReader final : public nlohmann::json_sax<Json> {
  public:
-  enum class Outcome { kReading, kComplete, kInvalid, kNotAnObject };
-  Json result = Json::object();
-  Outcome outcome = Outcome::kReading;
+  KeepingReader(int object_depth, Keep keep) : object_depth_(object_depth), keep_(keep) {}
+
+  Json result;
+  bool invalid = false;   // the text is not JSON
+  bool complete = false;  // stopped early: everything kept has been read
 
   bool null() override { return Value(nullptr); }
   bool boolean(bool v) override { return Value(v); }
@@ -119,22 +125,22 @@ class MetadataReader final : public nlohmann::json_sax<Json> {
   bool end_array() override { return Close(); }
   bool key(string_t& k) override {
     if (skipping_ > 0) return true;
-    if (open_.size() == 1) {
-      field_ = k == "apiVersion" ? kApiVersion : k == "kind" ? kKind : k == "metadata" ? kMetadata : kOther;
-      drop_next_ = field_ == kOther;
+    const size_t depth = open_.size();
+    if (depth == static_cast<size_t>(object_depth_)) {
+      in_metadata_ = k == "metadata";
+      drop_next_ = keep_ == Keep::kMetadata && !in_metadata_ && k != "apiVersion" && k != "kind";
     } else {
-      drop_next_ = open_.size() == 2 && field_ == kMetadata && k == "managedFields";
+      drop_next_ = depth == static_cast<size_t>(object_depth_) + 1 && in_metadata_ && k == "managedFields";
     }
     key_ = std::move(k);
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-    outcome = Outcome::kInvalid;
+    invalid = true;
     return false;
   }
 
  private:
-  enum Field { kOther, kApiVersion, kKind, kMetadata };
   // Whether the value that starts now is left out (a dropped field, or inside one).
   bool Skip() {
     if (skipping_ > 0) return true;
@@ -142,8 +148,13 @@ class MetadataReader final : public nlohmann::json_sax<Json> {
     drop_next_ = false;
     return true;
   }
-  // Where a kept value goes: under the last key in an object, at the end of an array.
+  // Where a kept value goes: the document itself, under the last key in an object, or at the end
+  // of an array.
   Json& Place(Json v) {
+    if (open_.empty()) {
+      result = std::move(v);
+      return result;
+    }
     Json& parent = *open_.back();
     if (parent.is_array()) {
       parent.push_back(std::move(v));
@@ -154,24 +165,12 @@ class MetadataReader final : public nlohmann::json_sax<Json> {
     return slot;
   }
   bool Value(Json v) {
-    if (open_.empty()) {  // a document that is not an object
-      outcome = Outcome::kNotAnObject;
-      return false;
-    }
     if (!Skip()) Place(std::move(v));
-    return Done();
+    return Go();
   }
   bool Open(Json container) {
     if (Skip()) {
       ++skipping_;
-      return true;
-    }
-    if (open_.empty()) {
-      if (!container.is_object()) {
-        outcome = Outcome::kNotAnObject;
-        return false;
-      }
-      open_.push_back(&result);
       return true;
     }
     open_.push_back(&Place(std::move(container)));
@@ -183,22 +182,24 @@ class MetadataReader final : public nlohmann::json_sax<Json> {
       return true;
     }
     open_.pop_back();
-    return Done();
+    return Go();
   }
-  // Stops the parser (by returning false) once the three fields are read and the parser is back
-  // at the object's top level.
-  bool Done() {
-    if (open_.size() != 1 || skipping_ > 0) return true;
+  // Whether to read on: with kMetadata on a single object, not once the three fields are read
+  // and the reader is back at the object's top level.
+  bool Go() {
+    if (keep_ != Keep::kMetadata || object_depth_ != 1 || open_.size() != 1 || skipping_ > 0) return true;
     if (result.contains("apiVersion") && result.contains("kind") && result.contains("metadata")) {
-      outcome = Outcome::kComplete;
+      complete = true;
       return false;
     }
     return true;
   }
 
+  const int object_depth_;
+  const Keep keep_;
   std::vector<Json*> open_;  // the kept containers being filled, outermost first
   std::string key_;
-  Field field_ = kOther;  // the top-level field being read
+  bool in_metadata_ = false;  // the object field being read is "metadata"
   bool drop_next_ = false;
   int skipping_ = 0;  // depth inside a left-out container
 };
@@ -207,28 +208,10 @@ class MetadataReader final : public nlohmann::json_sax<Json> {
 
 Json ParseKeeping(std::string_view text, int object_depth, Keep keep) {
   if (keep == Keep::kAll || keep == Keep::kNothing) return Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (keep == Keep::kMetadata && object_depth == 1) {
-    MetadataReader reader;
-    const bool whole = Json::sax_parse(text, &reader, nlohmann::json::input_format_t::json, /*strict=*/true);
-    if (whole || reader.outcome == MetadataReader::Outcome::kComplete) return std::move(reader.result);
-    if (reader.outcome == MetadataReader::Outcome::kInvalid) return Json(Json::value_t::discarded);
-    // Not an object: kept as it is, as below.
-  }
-  // The parser asks, for every key, whether to keep it (and so its value, which is then never
-  // built). Keys are at depth `object_depth` for the object's own fields, one deeper for those of
-  // its metadata; a key of the same name anywhere else is kept.
-  bool in_metadata = false;  // the object field being parsed is "metadata"
-  auto want = [&](int depth, Json::parse_event_t event, Json& parsed) {
-    if (event != Json::parse_event_t::key) return true;
-    if (depth == object_depth) {
-      const auto& k = parsed.get_ref<const std::string&>();
-      in_metadata = k == "metadata";
-      return keep != Keep::kMetadata || in_metadata || k == "apiVersion" || k == "kind";
-    }
-    if (depth == object_depth + 1 && in_metadata) return parsed.get_ref<const std::string&>() != "managedFields";
-    return true;
-  };
-  return Json::parse(text, want, /*allow_exceptions=*/false);
+  KeepingReader reader(object_depth, keep);
+  const bool whole = Json::sax_parse(text, &reader, nlohmann::json::input_format_t::json, /*strict=*/true);
+  if (reader.invalid || (!whole && !reader.complete)) return Json(Json::value_t::discarded);
+  return std::move(reader.result);
 }
 
 struct Client::Request {
