@@ -61,6 +61,7 @@ std::string CpuByThread() {
   }
   return out;
 }
+
 void OnSignal(int) { g_stop = true; }
 
 // One admission request: parse the review, run the path's rule, answer with a review. A request
