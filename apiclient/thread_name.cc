@@ -28,15 +28,20 @@ std::map<std::string, double>& Ended() {
 struct CountAtEnd {
   std::string name;
   ~CountAtEnd() {
-    timespec ts{};
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return;
+    const double seconds = std::chrono::duration<double>(ThisThreadCpu()).count();
     std::lock_guard<std::mutex> l(EndedMu());
-    Ended()[name] += static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+    Ended()[name] += seconds;
   }
 };
 thread_local std::optional<CountAtEnd> t_count;
 
 }  // namespace
+
+std::chrono::nanoseconds ThisThreadCpu() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return std::chrono::nanoseconds(0);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
 
 void NameThisThread(std::string_view name) {
   const std::string kept(name.substr(0, 15));

@@ -10,6 +10,7 @@
 
 #include "rota/admission/engine.h"
 #include "rota/api/snapshot.h"
+#include "rota/apiclient/thread_name.h"
 
 namespace rota::controller {
 namespace {
@@ -33,13 +34,6 @@ const std::vector<std::string> kOwnedConditions = {std::string(wc::kQuotaReserve
                                                    std::string(wc::kRequeued)};
 
 std::string NowRfc3339() { return api::FormatTime(std::time(nullptr)); }
-
-// CPU time this thread has used (what a pass costs, whatever else shares the machine).
-std::chrono::nanoseconds ThreadCpu() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
-}
 
 // Whether a cached object at resourceVersion `cached` includes our write that returned `written`.
 // Resource versions are etcd revisions in practice; when either is not a number only equality
@@ -417,9 +411,10 @@ void QueueController::Run(const std::atomic<bool>& stop) {
                      (writer_->Queued(StatusWriter::kQueueStatus) > 0 && std::chrono::steady_clock::now() < queue_wait_end))) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    const auto cpu_before = ThreadCpu();
+    // (Thread CPU: what a pass costs, whatever else shares the machine.)
+    const auto cpu_before = apiclient::ThisThreadCpu();
     Pass();
-    last_pass_cpu_ = ThreadCpu() - cpu_before;
+    last_pass_cpu_ = apiclient::ThisThreadCpu() - cpu_before;
   }
   for (auto* r : Reflectors()) r->RequestStop();  // all at once, then wait for each
   for (auto* r : Reflectors()) r->Stop();

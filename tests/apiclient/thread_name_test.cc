@@ -7,8 +7,6 @@
 #include <cstdint>
 #include <thread>
 
-#include <time.h>
-
 #include "rota/apiclient/thread_name.h"
 
 namespace rota::apiclient {
@@ -17,12 +15,10 @@ namespace {
 // Spins for `cpu` of this thread's CPU time.
 void Burn(std::chrono::milliseconds cpu) {
   const auto start = std::chrono::steady_clock::now();
-  timespec ts{};
   volatile uint64_t x = 0;
   for (;;) {
     for (int i = 0; i < 100000; ++i) x = x + static_cast<uint64_t>(i);
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    if (std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec) >= cpu) return;
+    if (ThisThreadCpu() >= cpu) return;
     if (std::chrono::steady_clock::now() - start > std::chrono::seconds(30)) return;
   }
 }
