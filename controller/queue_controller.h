@@ -150,9 +150,6 @@ class QueueController {
   };
   std::unordered_map<std::string, Head> heads_;
   api::SnapshotBuilder snapshot_builder_;  // used by Pass only: the snapshot kept between passes
-  // Sends the status the passes decide, off the loop. Declared last: its threads use the above.
-  std::unique_ptr<StatusWriter> writer_;
-
   std::chrono::nanoseconds last_pass_cpu_{0};  // CPU time of the last pass (Run's thread only)
 
   mutable std::mutex mu_;
@@ -160,6 +157,11 @@ class QueueController {
   std::condition_variable cv_;
   bool dirty_ = false;
   Stats stats_;
+
+  // Sends the status the passes decide, off the loop. Declared last, so destroyed (its threads
+  // joined) first: its threads use the above, mu_ and cv_ included (a failed write marks the
+  // loop dirty).
+  std::unique_ptr<StatusWriter> writer_;
 };
 
 }  // namespace rota::controller
