@@ -268,6 +268,7 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
         return std::make_shared<const api::Workload>(std::move(w).value());
       },
       workload_handlers, options);
+  workloads_->SetView([](const api::Workload& w) { return !IsFinished(w); });  // what a pass looks at
   namespaces_ = std::make_unique<apiclient::Informer<NamespaceInfo>>(
       client_, r::kNamespaces, "",
       [](const Json& j) -> Result<NamespaceInfo> {
@@ -466,19 +467,21 @@ void QueueController::Pass() {
       assumed_.erase(it);
     }
   }
-  // Finished workloads hold no quota and need no status: they are not copied into the pass.
-  // Overlay what we wrote but have not seen back yet; forget assumptions the cache confirms.
-  const api::Workload* finished_without_owner = FinishedWithoutOwner().get();
-  workloads_->ForEach([&](const std::string& key, const std::shared_ptr<const api::Workload>& shared) {
-    // (Most finished Workloads are the one shared object: told by its address, without reading it.)
-    if (shared.get() == finished_without_owner) return;
-    const api::Workload& w = *shared;
-    if (IsFinished(w)) return;
-    auto it = assumed_.empty() ? assumed_.end() : assumed_.find(key);
+  // Finished workloads hold no quota and need no status: they are not copied into the pass (the
+  // cache's view holds only the unfinished ones). Overlay what we wrote but have not seen back
+  // yet; forget assumptions the cache confirms. The few assumed keys are told by their hashes
+  // first, so that the many others are not hashed or read.
+  std::unordered_set<size_t> assumed_hashes;
+  for (const auto& entry : assumed_) assumed_hashes.insert(std::hash<std::string>{}(entry.first));
+  state.workloads.reserve(workloads_->ViewSize());
+  workloads_->ForEachInView([&](const apiclient::Informer<api::Workload>::ViewEntry& e) {
+    const std::shared_ptr<const api::Workload>& shared = e.object;
+    auto it = assumed_hashes.count(e.key_hash) ? assumed_.find(*e.key) : assumed_.end();
     if (it == assumed_.end()) {
       state.workloads.push_back(shared);
       return;
     }
+    const api::Workload& w = *shared;
     it->second.seen = pass_number;
     const bool has = w.status && w.status->admission;
     // Confirmed, or the cache has caught up with our write (or gone past it: someone changed the

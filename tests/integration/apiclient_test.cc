@@ -303,6 +303,45 @@ TEST_F(ApiClientTest, InformerWithASharedDecoderKeepsOneObjectForEqualOnes) {
   informer.Stop();
 }
 
+TEST_F(ApiClientTest, InformerViewHoldsWhatItsFilterKeepsAsObjectsChange) {
+  // The view keeps the ConfigMaps whose value is not "done" (as rota's keeps the unfinished
+  // Workloads): objects enter and leave it as they change, are added and are deleted, and each
+  // entry carries its own key and that key's hash. Eight objects and several removals from the
+  // middle exercise the last entry filling a gap.
+  for (int i = 0; i < 8; ++i)
+    ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap("cm" + std::to_string(i), i < 2 ? "done" : "running")).ok());
+  Informer<CompactConfigMap> informer(*client_, resources::kConfigMaps, ns(), CompactConfigMap::Decode);
+  informer.SetView([](const CompactConfigMap& c) { return c.value != "done" && c.name.rfind("cm", 0) == 0; });
+  // The view's names; an entry whose key or hash is not its object's fails the test.
+  auto view = [&] {
+    std::set<std::string> names;
+    informer.ForEachInView([&](const Informer<CompactConfigMap>::ViewEntry& e) {
+      EXPECT_EQ(*e.key, ns() + "/" + e.object->name);
+      EXPECT_EQ(e.key_hash, std::hash<std::string>{}(*e.key));
+      names.insert(e.object->name);
+    });
+    EXPECT_EQ(names.size(), informer.ViewSize());
+    return names;
+  };
+  informer.Start();
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, 30s));
+  EXPECT_EQ(view(), (std::set<std::string>{"cm2", "cm3", "cm4", "cm5", "cm6", "cm7"}));
+  for (const char* name : {"cm3", "cm5", "cm2"})
+    ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), name, PatchType::kMerge, {{"data", {{"value", "done"}}}}).ok());
+  ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), "cm0", PatchType::kMerge, {{"data", {{"value", "again"}}}}).ok());
+  ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), "cm4", PatchType::kMerge, {{"data", {{"value", "still running"}}}}).ok());
+  ASSERT_TRUE(client_->Delete(resources::kConfigMaps, ns(), "cm6").ok());
+  ASSERT_TRUE(client_->Delete(resources::kConfigMaps, ns(), "cm1").ok());  // in the store, not in the view
+  ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap("cm8", "running")).ok());
+  const std::set<std::string> want = {"cm0", "cm4", "cm7", "cm8"};
+  ASSERT_TRUE(Eventually([&] { return view() == want; }, 30s)) << "view has " << view().size() << " entries";
+  // An entry's object is the store's latest (compared outside the view's read lock).
+  std::vector<std::pair<std::string, const CompactConfigMap*>> entries;
+  informer.ForEachInView([&](const Informer<CompactConfigMap>::ViewEntry& e) { entries.emplace_back(*e.key, e.object.get()); });
+  for (const auto& [key, object] : entries) EXPECT_EQ(object, informer.Get(key).get()) << key;
+  informer.Stop();
+}
+
 TEST_F(ApiClientTest, EventsAreDeduplicated) {
   EventRecorder recorder(*client_, "rota-test");
   ObjectReference ref{"kueue.x-k8s.io/v1beta2", "Workload", ns(), "train", "uid-123"};

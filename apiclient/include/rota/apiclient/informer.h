@@ -139,10 +139,39 @@ class Informer : public Reflector {
     return store_.size();
   }
 
+  // A view: the objects for which `filter` holds, kept with the store (under its lock, as each
+  // change is applied) in one dense array. Walking it reads memory in order and skips the rest,
+  // where walking the store visits every scattered node; a controller that looks at a few of
+  // many objects each pass (the unfinished workloads among all) walks the view instead. Set it
+  // before Start; the filter runs on the watch thread and must be quick.
+  struct ViewEntry {
+    const std::string* key;  // the store's own key
+    size_t key_hash;         // std::hash<std::string> of *key, to look up without reading it
+    std::shared_ptr<const T> object;
+  };
+  void SetView(std::function<bool(const T&)> filter) {
+    std::unique_lock l(mu_);
+    view_filter_ = std::move(filter);
+    RebuildView();
+  }
+  // Calls fn(const ViewEntry&) for every object in the view, in no particular order, under the
+  // store's read lock (as ForEach).
+  template <typename Fn>
+  void ForEachInView(Fn&& fn) const {
+    std::shared_lock l(mu_);
+    for (const ViewEntry& e : view_) fn(e);
+  }
+  size_t ViewSize() const {
+    std::shared_lock l(mu_);
+    return view_.size();
+  }
+
  protected:
+  static constexpr size_t kNotInView = static_cast<size_t>(-1);
   struct Entry {
     std::shared_ptr<const T> object;
     std::string resource_version;
+    size_t view_pos = kNotInView;  // its place in view_
   };
 
   void BeginList() override { listing_.clear(); }
@@ -163,6 +192,7 @@ class Informer : public Reflector {
       std::unique_lock l(mu_);
       old.swap(store_);
       store_ = fresh;
+      RebuildView();
     }
     // Tell the handlers what changed between the old store and the new list; an object whose
     // resourceVersion did not change did not change (no repeated events after a re-list).
@@ -188,6 +218,7 @@ class Informer : public Reflector {
         auto it = store_.find(key);
         if (it == store_.end()) return;
         gone = it->second.object;
+        ViewErase(it->second);
         store_.erase(it);
       }
       if (handlers_.on_delete) handlers_.on_delete(*gone);
@@ -199,9 +230,12 @@ class Informer : public Reflector {
     std::shared_ptr<const T> old;
     {
       std::unique_lock l(mu_);
-      Entry& slot = store_[key];
+      auto [it, added] = store_.try_emplace(key);
+      Entry& slot = it->second;
       old = slot.object;
-      slot = Entry{decoded, std::move(version)};
+      slot.object = decoded;
+      slot.resource_version = std::move(version);
+      ViewPut(it->first, slot);
     }
     if (!old) {
       if (handlers_.on_add) handlers_.on_add(*decoded);
@@ -230,10 +264,42 @@ class Informer : public Reflector {
     return std::move(r).value();
   }
 
+  // The view's upkeep, under mu_ held for writing.
+  void ViewPut(const std::string& key, Entry& e) {
+    if (!view_filter_) return;
+    if (!view_filter_(*e.object)) {
+      ViewErase(e);
+    } else if (e.view_pos == kNotInView) {
+      e.view_pos = view_.size();
+      view_.push_back(ViewEntry{&key, std::hash<std::string>{}(key), e.object});
+    } else {
+      view_[e.view_pos].object = e.object;
+    }
+  }
+  void ViewErase(Entry& e) {
+    if (e.view_pos == kNotInView) return;
+    const size_t pos = e.view_pos, last = view_.size() - 1;
+    e.view_pos = kNotInView;
+    if (pos != last) {  // the last entry fills the gap
+      view_[pos] = std::move(view_[last]);
+      store_.find(*view_[pos].key)->second.view_pos = pos;
+    }
+    view_.pop_back();
+  }
+  void RebuildView() {
+    view_.clear();
+    for (auto& [key, e] : store_) {
+      e.view_pos = kNotInView;
+      ViewPut(key, e);
+    }
+  }
+
   SharedDecoder decode_;
   Handlers handlers_;
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Entry> store_;
+  std::function<bool(const T&)> view_filter_;
+  std::vector<ViewEntry> view_;  // an entry e of the store in the view is view_[e.view_pos]
   std::unordered_map<std::string, Entry> listing_;  // a list in progress (reflector thread only)
 };
 
