@@ -1,7 +1,9 @@
 #include "rota/apiclient/client.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <thread>
 
 #include "transport.h"
@@ -248,40 +250,120 @@ std::string Client::Path(const Resource& r, const std::string& ns, const std::st
 
 int64_t Client::connections_opened() const { return transport_->connections_opened(); }
 
+HttpRequest Client::ToHttp(const Request& req) const {
+  HttpRequest h;
+  h.method = req.method;
+  h.path_and_query = req.path;
+  h.body = req.body;
+  h.headers = req.headers;
+  h.headers.push_back("Accept: application/json");
+  h.timeout_ms = static_cast<long>(config_.timeout.count());
+  return h;
+}
+
+ApiResult<Json> Client::Interpret(const Request& req, const HttpResponse& resp, int attempt, Backoff& backoff,
+                                  std::optional<Clock::Duration>& again) {
+  again.reset();
+  if (resp.transport_error.empty() && resp.status >= 200 && resp.status < 300) {
+    if (resp.body.empty() || req.keep == Keep::kNothing) return Json::object();
+    Json body = ParseKeeping(resp.body, req.object_depth, req.keep);
+    if (body.is_discarded()) {
+      return ApiError{static_cast<int>(resp.status), "InvalidResponse",
+                      "the apiserver sent a body that is not JSON", Json(), Retry::kBackoff};
+    }
+    return body;
+  }
+  ApiError err = ErrorFrom(resp);
+  // client-go resends on 429, on 5xx with Retry-After, and (for requests that are safe to
+  // repeat) on connection errors.
+  constexpr int kAttempts = 5;
+  const int retry_after = RetryAfterSeconds(resp);
+  const bool resend = (err.code == 429) || (err.code >= 500 && retry_after > 0) ||
+                      (err.code == 0 && req.idempotent);
+  if (resend && attempt < kAttempts) {
+    again = retry_after > 0 ? std::chrono::duration_cast<Clock::Duration>(std::chrono::seconds(retry_after))
+                            : std::chrono::duration_cast<Clock::Duration>(backoff.Next());
+  }
+  return err;
+}
+
 ApiResult<Json> Client::Do(const Request& req) {
   Backoff backoff(std::chrono::milliseconds(200), std::chrono::seconds(5));
-  constexpr int kAttempts = 5;
   for (int attempt = 1;; ++attempt) {
     bucket_.Wait();
-    HttpRequest h;
-    h.method = req.method;
-    h.path_and_query = req.path;
-    h.body = req.body;
-    h.headers = req.headers;
-    h.headers.push_back("Accept: application/json");
-    h.timeout_ms = static_cast<long>(config_.timeout.count());
     ++requests_sent_;
-    HttpResponse resp = transport_->Perform(h);
-    if (resp.transport_error.empty() && resp.status >= 200 && resp.status < 300) {
-      if (resp.body.empty() || req.keep == Keep::kNothing) return Json::object();
-      Json body = ParseKeeping(resp.body, req.object_depth, req.keep);
-      if (body.is_discarded()) {
-        return ApiError{static_cast<int>(resp.status), "InvalidResponse",
-                        "the apiserver sent a body that is not JSON", Json(), Retry::kBackoff};
-      }
-      return body;
-    }
-    ApiError err = ErrorFrom(resp);
-    // client-go resends on 429, on 5xx with Retry-After, and (for requests that are safe to
-    // repeat) on connection errors.
-    const int retry_after = RetryAfterSeconds(resp);
-    const bool again = (err.code == 429) || (err.code >= 500 && retry_after > 0) ||
-                       (err.code == 0 && req.idempotent);
-    if (!again || attempt >= kAttempts) return err;
-    clock_.SleepFor(retry_after > 0 ? std::chrono::duration_cast<Clock::Duration>(std::chrono::seconds(retry_after))
-                                    : std::chrono::duration_cast<Clock::Duration>(backoff.Next()));
+    HttpResponse resp = transport_->Perform(ToHttp(req));
+    std::optional<Clock::Duration> again;
+    ApiResult<Json> result = Interpret(req, resp, attempt, backoff, again);
+    if (!again) return result;
+    clock_.SleepFor(*again);
   }
 }
+
+// A request of a Pipeline, through its attempts.
+struct Client::Pipeline::Pending {
+  Request req;
+  int attempt = 1;
+  Backoff backoff{std::chrono::milliseconds(200), std::chrono::seconds(5)};
+};
+
+struct Client::Pipeline::State {
+  explicit State(Transport& transport) : multi(transport) {}
+  Transport::Multi multi;
+  std::map<uint64_t, Pending> pending;
+  std::multimap<Clock::TimePoint, uint64_t> retry_at;  // resends, by when they are due
+};
+
+Client::Pipeline::Pipeline(Client& client) : client_(client), state_(std::make_unique<State>(*client.transport_)) {}
+
+Client::Pipeline::~Pipeline() = default;
+
+std::unique_ptr<Client::Pipeline> Client::NewPipeline() { return std::unique_ptr<Pipeline>(new Pipeline(*this)); }
+
+void Client::Pipeline::Patch(uint64_t id, const Resource& r, const std::string& ns, const std::string& name,
+                             PatchType type, const Json& body, const PatchOptions& options) {
+  auto [it, added] = state_->pending.try_emplace(id);
+  it->second.req = client_.PatchRequest(r, ns, name, type, body, options);
+  Send(id, it->second);
+}
+
+void Client::Pipeline::Send(uint64_t id, Pending& p) {
+  client_.bucket_.Wait();
+  ++client_.requests_sent_;
+  state_->multi.Start(id, client_.ToHttp(p.req));
+}
+
+std::vector<std::pair<uint64_t, ApiResult<Json>>> Client::Pipeline::Poll(std::chrono::milliseconds timeout) {
+  // Resends that are due go first; a Poll waits no longer than the next one's time.
+  Clock& clock = client_.clock_;
+  for (auto due = state_->retry_at.begin(); due != state_->retry_at.end() && due->first <= clock.Now(); due = state_->retry_at.erase(due)) {
+    auto p = state_->pending.find(due->second);
+    if (p != state_->pending.end()) Send(p->first, p->second);
+  }
+  if (!state_->retry_at.empty()) {
+    const auto until_next = std::chrono::ceil<std::chrono::milliseconds>(state_->retry_at.begin()->first - clock.Now());
+    timeout = std::clamp(until_next, std::chrono::milliseconds(0), timeout);
+  }
+  std::vector<std::pair<uint64_t, ApiResult<Json>>> out;
+  for (auto& [id, resp] : state_->multi.Poll(timeout)) {
+    auto p = state_->pending.find(id);
+    if (p == state_->pending.end()) continue;
+    std::optional<Clock::Duration> again;
+    ApiResult<Json> result = client_.Interpret(p->second.req, resp, p->second.attempt, p->second.backoff, again);
+    if (again) {
+      ++p->second.attempt;
+      state_->retry_at.emplace(clock.Now() + *again, id);
+      continue;
+    }
+    out.emplace_back(id, std::move(result));
+    state_->pending.erase(p);
+  }
+  return out;
+}
+
+void Client::Pipeline::Wake() { state_->multi.Wake(); }
+
+size_t Client::Pipeline::in_flight() const { return state_->pending.size(); }
 
 ApiResult<Json> Client::Get(const Resource& r, const std::string& ns, const std::string& name,
                             const std::string& subresource) {
@@ -340,12 +422,17 @@ ApiResult<Json> Client::Update(const Resource& r, const std::string& ns, const J
   return Do({"PUT", Path(r, ns, name, subresource), object.dump(), {"Content-Type: application/json"}, true});
 }
 
-ApiResult<Json> Client::Patch(const Resource& r, const std::string& ns, const std::string& name,
-                              PatchType type, const Json& body, const PatchOptions& o) {
+Client::Request Client::PatchRequest(const Resource& r, const std::string& ns, const std::string& name,
+                                     PatchType type, const Json& body, const PatchOptions& o) const {
   std::string q;
   if (!o.field_manager.empty()) q += "?fieldManager=" + UrlEncode(o.field_manager);
   if (type == PatchType::kApply && o.force) q += std::string(q.empty() ? "?" : "&") + "force=true";
-  return Do({"PATCH", Path(r, ns, name, o.subresource) + q, body.dump(), {ContentType(type)}, true, o.keep});
+  return {"PATCH", Path(r, ns, name, o.subresource) + q, body.dump(), {ContentType(type)}, true, o.keep};
+}
+
+ApiResult<Json> Client::Patch(const Resource& r, const std::string& ns, const std::string& name,
+                              PatchType type, const Json& body, const PatchOptions& o) {
+  return Do(PatchRequest(r, ns, name, type, body, o));
 }
 
 ApiResult<Json> Client::Delete(const Resource& r, const std::string& ns, const std::string& name,

@@ -124,32 +124,42 @@ std::string Transport::BearerToken() {
   return token_cache_;
 }
 
-HttpResponse Transport::Perform(const HttpRequest& req) {
+// One request and everything libcurl points into while it is in flight.
+struct Transport::Call {
+  HttpRequest req;
   HttpResponse resp;
-  CURL* curl = static_cast<CURL*>(Acquire());
-  if (!curl) {
-    resp.transport_error = "libcurl could not create a handle";
-    return resp;
-  }
-  CallState st{&req, &resp, curl};
-  const std::string url = config_.server + req.path_and_query;
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  CallState st{};
+  CURL* curl = nullptr;
+  std::string url, auth;
+  curl_slist* headers = nullptr;
+  curl_blob ca{}, cert{}, key{};
+};
+
+void Transport::Prepare(Call& c) {
+  CURL* curl = c.curl;
+  const HttpRequest& req = c.req;
+  c.st = CallState{&c.req, &c.resp, curl};
+  c.url = config_.server + req.path_and_query;
+  curl_easy_setopt(curl, CURLOPT_URL, c.url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req.method.c_str());
   if (req.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, config_.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1);
+  // In a Multi, a request waits for the connection being opened to multiplex over it rather
+  // than opening one of its own.
+  curl_easy_setopt(curl, CURLOPT_PIPEWAIT, 1L);
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, req.timeout_ms);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, config_.user_agent.c_str());
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &st);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &c.st);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &st);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &c.st);
   if (req.stop) {
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &st);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &c.st);
   }
   if (!req.body.empty() || req.method == "POST" || req.method == "PUT" || req.method == "PATCH") {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, req.body.data());
@@ -158,44 +168,132 @@ HttpResponse Transport::Perform(const HttpRequest& req) {
   // TLS: verify the server unless told not to; client certificate if configured.
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, config_.insecure ? 0L : 1L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, config_.insecure ? 0L : 2L);
-  curl_blob ca{const_cast<char*>(config_.ca_data.data()), config_.ca_data.size(), CURL_BLOB_NOCOPY};
-  if (!config_.ca_data.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &ca);
+  c.ca = curl_blob{const_cast<char*>(config_.ca_data.data()), config_.ca_data.size(), CURL_BLOB_NOCOPY};
+  if (!config_.ca_data.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &c.ca);
   else if (!config_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, config_.ca_file.c_str());
-  curl_blob cert{const_cast<char*>(config_.client_cert_data.data()), config_.client_cert_data.size(), CURL_BLOB_NOCOPY};
-  curl_blob key{const_cast<char*>(config_.client_key_data.data()), config_.client_key_data.size(), CURL_BLOB_NOCOPY};
+  c.cert = curl_blob{const_cast<char*>(config_.client_cert_data.data()), config_.client_cert_data.size(), CURL_BLOB_NOCOPY};
+  c.key = curl_blob{const_cast<char*>(config_.client_key_data.data()), config_.client_key_data.size(), CURL_BLOB_NOCOPY};
   if (!config_.client_cert_data.empty()) {
-    curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &cert);
+    curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &c.cert);
     curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
   } else if (!config_.client_cert_file.empty()) {
     curl_easy_setopt(curl, CURLOPT_SSLCERT, config_.client_cert_file.c_str());
   }
   if (!config_.client_key_data.empty()) {
-    curl_easy_setopt(curl, CURLOPT_SSLKEY_BLOB, &key);
+    curl_easy_setopt(curl, CURLOPT_SSLKEY_BLOB, &c.key);
     curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
   } else if (!config_.client_key_file.empty()) {
     curl_easy_setopt(curl, CURLOPT_SSLKEY, config_.client_key_file.c_str());
   }
-  curl_slist* headers = nullptr;
-  for (const auto& h : req.headers) headers = curl_slist_append(headers, h.c_str());
+  c.headers = nullptr;
+  for (const auto& h : req.headers) c.headers = curl_slist_append(c.headers, h.c_str());
   const std::string token = BearerToken();
-  std::string auth;
   if (!token.empty()) {
-    auth = "Authorization: Bearer " + token;
-    headers = curl_slist_append(headers, auth.c_str());
+    c.auth = "Authorization: Bearer " + token;
+    c.headers = curl_slist_append(c.headers, c.auth.c_str());
   }
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-
-  const CURLcode rc = curl_easy_perform(curl);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &resp.status);
-  long connects = 0;
-  if (curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK) connections_opened_ += connects;
-  if (rc != CURLE_OK && !resp.stopped) {
-    resp.transport_error = std::string(curl_easy_strerror(rc)) + " (" + req.method + " " + url + ")";
-    if (rc != CURLE_WRITE_ERROR && rc != CURLE_OPERATION_TIMEDOUT) resp.status = 0;
-  }
-  curl_slist_free_all(headers);
-  Release(curl);
-  return resp;
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, c.headers);
 }
+
+void Transport::Finish(Call& c, int code) {
+  const CURLcode rc = static_cast<CURLcode>(code);
+  curl_easy_getinfo(c.curl, CURLINFO_RESPONSE_CODE, &c.resp.status);
+  long connects = 0;
+  if (curl_easy_getinfo(c.curl, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK) connections_opened_ += connects;
+  if (rc != CURLE_OK && !c.resp.stopped) {
+    c.resp.transport_error = std::string(curl_easy_strerror(rc)) + " (" + c.req.method + " " + c.url + ")";
+    if (rc != CURLE_WRITE_ERROR && rc != CURLE_OPERATION_TIMEDOUT) c.resp.status = 0;
+  }
+  curl_slist_free_all(c.headers);
+  c.headers = nullptr;
+}
+
+HttpResponse Transport::Perform(const HttpRequest& req) {
+  Call c;
+  c.curl = static_cast<CURL*>(Acquire());
+  if (!c.curl) {
+    c.resp.transport_error = "libcurl could not create a handle";
+    return c.resp;
+  }
+  c.req = req;  // (a Call owns its request, as a Multi's must)
+  Prepare(c);
+  Finish(c, curl_easy_perform(c.curl));
+  Release(c.curl);
+  return std::move(c.resp);
+}
+
+Transport::Multi::Multi(Transport& transport) : transport_(transport), multi_(curl_multi_init()) {
+  // One connection, every request a stream of it, where the server speaks HTTP/2.
+  curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+}
+
+Transport::Multi::~Multi() {
+  for (auto& [curl, call] : calls_) {
+    curl_multi_remove_handle(multi_, curl);
+    curl_slist_free_all(call->headers);
+    curl_easy_cleanup(static_cast<CURL*>(curl));
+  }
+  for (void* curl : idle_) curl_easy_cleanup(static_cast<CURL*>(curl));
+  curl_multi_cleanup(multi_);  // closes the connections it kept
+}
+
+void Transport::Multi::Start(uint64_t id, HttpRequest req) {
+  auto call = std::make_unique<Call>();
+  call->req = std::move(req);
+  if (!idle_.empty()) {
+    call->curl = static_cast<CURL*>(idle_.back());
+    idle_.pop_back();
+    curl_easy_reset(call->curl);
+  } else {
+    call->curl = curl_easy_init();
+  }
+  if (!call->curl) {
+    call->resp.transport_error = "libcurl could not create a handle";
+    finished_.emplace_back(id, std::move(call->resp));
+    return;
+  }
+  transport_.Prepare(*call);
+  curl_easy_setopt(call->curl, CURLOPT_PRIVATE, reinterpret_cast<void*>(static_cast<uintptr_t>(id)));
+  if (CURLMcode mc = curl_multi_add_handle(multi_, call->curl); mc != CURLM_OK) {
+    call->resp.transport_error = std::string("libcurl could not start the request: ") + curl_multi_strerror(mc);
+    curl_slist_free_all(call->headers);
+    idle_.push_back(call->curl);
+    finished_.emplace_back(id, std::move(call->resp));
+    return;
+  }
+  CURL* curl = call->curl;
+  calls_.emplace(curl, std::move(call));
+}
+
+std::vector<std::pair<uint64_t, HttpResponse>> Transport::Multi::Poll(std::chrono::milliseconds timeout) {
+  auto collect = [this] {
+    int running = 0;
+    curl_multi_perform(multi_, &running);
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      auto it = calls_.find(msg->easy_handle);
+      if (it == calls_.end()) continue;
+      Call& c = *it->second;
+      void* priv = nullptr;
+      curl_easy_getinfo(c.curl, CURLINFO_PRIVATE, &priv);
+      transport_.Finish(c, msg->data.result);
+      curl_multi_remove_handle(multi_, c.curl);
+      idle_.push_back(c.curl);
+      finished_.emplace_back(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(priv)), std::move(c.resp));
+      calls_.erase(it);
+    }
+  };
+  collect();
+  if (finished_.empty()) {
+    curl_multi_poll(multi_, nullptr, 0, static_cast<int>(timeout.count()), nullptr);
+    collect();
+  }
+  std::vector<std::pair<uint64_t, HttpResponse>> out;
+  out.swap(finished_);
+  return out;
+}
+
+void Transport::Multi::Wake() { curl_multi_wakeup(multi_); }
 
 }  // namespace rota::apiclient

@@ -4,6 +4,8 @@
 // that connections (and their TLS sessions, HTTP/2 where offered) are reused across requests.
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -41,11 +43,41 @@ class Transport {
   static Result<std::unique_ptr<Transport>> Create(const RestConfig& config);
   ~Transport();
   HttpResponse Perform(const HttpRequest& req);
+
+  struct Call;  // one request in flight (transport.cc)
+
+  // Many requests at once, driven by the one thread that owns it (Wake excepted): they go as
+  // streams of one HTTP/2 connection where the server offers it (else one connection each), and
+  // a single poll serves them all, where Perform costs each request a blocked thread, its own
+  // reads and a wake-up. For a thread that keeps many writes going. Not for streaming requests.
+  class Multi {
+   public:
+    explicit Multi(Transport& transport);
+    ~Multi();  // abandons the requests in flight
+    Multi(const Multi&) = delete;
+    Multi& operator=(const Multi&) = delete;
+    // Starts `req`; its response comes out of Poll with `id`.
+    void Start(uint64_t id, HttpRequest req);
+    // Waits up to `timeout` (or until Wake) for started requests to finish; returns those that did.
+    std::vector<std::pair<uint64_t, HttpResponse>> Poll(std::chrono::milliseconds timeout);
+    // From any thread: makes a Poll in progress (or the next one) return at once.
+    void Wake();
+    size_t in_flight() const { return calls_.size(); }
+
+   private:
+    Transport& transport_;
+    void* multi_;                                             // CURLM*
+    std::map<void*, std::unique_ptr<Call>> calls_;            // by CURL*
+    std::vector<void*> idle_;                                 // easy handles to reuse
+    std::vector<std::pair<uint64_t, HttpResponse>> finished_;  // not yet returned by Poll
+  };
   // Connections opened so far (each costs a TCP and TLS handshake; a request on a kept one none).
   int64_t connections_opened() const { return connections_opened_.load(); }
 
  private:
   explicit Transport(RestConfig config) : config_(std::move(config)) {}
+  void Prepare(Call& c);           // sets c.curl up for c.req
+  void Finish(Call& c, int code);  // fills c.resp in from libcurl's result code
   void* Acquire();           // a CURL*, from the pool or new
   void Release(void* curl);  // back to the pool
   std::string BearerToken();

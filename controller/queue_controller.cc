@@ -23,11 +23,11 @@ namespace wc = api::workload_condition;
 // (clearing an evicted workload's reservation) under that name, relying on server-side apply to
 // remove what they omit. Owning the fields under the same name makes those tools work on rota.
 constexpr const char* kFieldManager = "kueue-admission";
-// Threads sending status writes (requests share HTTP/2 connections; the client's QPS limit
-// holds): kWriters for any status, kSummaryWriters more for queue status and pending reasons
-// alone (see StatusWriter), since on a saturated apiserver a write can take over a second.
-constexpr int kWriters = 8;
-constexpr int kSummaryWriters = 4;
+// Status writes in flight at once (the client's QPS limit holds): kWritesInFlight of any kind,
+// kSummaryWritesInFlight more of queue status and pending reasons alone (see StatusWriter),
+// since on a saturated apiserver a write can take over a second.
+constexpr int kWritesInFlight = 8;
+constexpr int kSummaryWritesInFlight = 4;
 // Workload condition types rota owns (and so always applies in full).
 const std::vector<std::string> kOwnedConditions = {std::string(wc::kQuotaReserved), std::string(wc::kAdmitted),
                                                    std::string(wc::kEvicted), std::string(wc::kPreempted),
@@ -218,6 +218,54 @@ std::vector<T> Copy(const apiclient::Informer<T>& informer) {
   return out;
 }
 
+// Status writes as server-side apply patches of the status subresource, several at once over
+// one connection (a Pipeline of the client), for one of the StatusWriter's threads.
+class ApplySink : public StatusWriter::Sink {
+ public:
+  ApplySink(apiclient::Client& client, const QueueController::Logger& log) : pipeline_(client.NewPipeline()), log_(log) {}
+
+  void Start(uint64_t id, const StatusWriter::Write& w, bool report) override {
+    namespace r = apiclient::resources;
+    const apiclient::Resource& resource =
+        w.kind == "clusterqueues" ? r::kClusterQueues : w.kind == "localqueues" ? r::kLocalQueues : r::kWorkloads;
+    apiclient::PatchOptions apply;
+    apply.field_manager = kFieldManager;
+    apply.force = true;
+    apply.subresource = "status";
+    // Of the reply only the resourceVersion of a write whose outcome is reported is read (an
+    // admission or eviction, which the loop assumes until its cache catches up); queue status
+    // and pending reasons leave the reply unparsed.
+    apply.keep = report ? apiclient::Keep::kMetadata : apiclient::Keep::kNothing;
+    // (What the warning of a failed write names.)
+    names_[id] = w.body.value("kind", std::string("object")) + " " + (w.ns.empty() ? "" : w.ns + "/") + w.name;
+    pipeline_->Patch(id, resource, w.ns, w.name, apiclient::PatchType::kApply, w.body, apply);
+  }
+
+  std::vector<std::pair<uint64_t, StatusWriter::Outcome>> Poll(std::chrono::milliseconds timeout) override {
+    std::vector<std::pair<uint64_t, StatusWriter::Outcome>> out;
+    for (auto& [id, res] : pipeline_->Poll(timeout)) {
+      StatusWriter::Outcome o;
+      const auto name = names_.extract(id);
+      if (res.ok()) {
+        o.ok = true;
+        o.resource_version = (*res).value("metadata", Json::object()).value("resourceVersion", "");
+      } else {
+        o.error = res.error().ToString();
+        if (!res.error().IsNotFound() && name) log_("warn", "status of " + name.mapped() + ": " + o.error);  // a deleted Workload needs no status
+      }
+      out.emplace_back(id, std::move(o));
+    }
+    return out;
+  }
+
+  void Wake() override { pipeline_->Wake(); }
+
+ private:
+  std::unique_ptr<apiclient::Client::Pipeline> pipeline_;
+  const QueueController::Logger& log_;
+  std::unordered_map<uint64_t, std::string> names_;  // of the writes in flight
+};
+
 }  // namespace
 
 QueueController::QueueController(apiclient::Client& client, RunConfig config, Logger log, Metrics* metrics,
@@ -279,33 +327,8 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
       },
       handlers(static_cast<NamespaceInfo*>(nullptr)), options);
   writer_ = std::make_unique<StatusWriter>(
-      [this](const StatusWriter::Write& w, bool report) {
-        namespace r = apiclient::resources;
-        const apiclient::Resource& resource =
-            w.kind == "clusterqueues" ? r::kClusterQueues : w.kind == "localqueues" ? r::kLocalQueues : r::kWorkloads;
-        apiclient::PatchOptions apply;
-        apply.field_manager = kFieldManager;
-        apply.force = true;
-        apply.subresource = "status";
-        // Of the reply only the resourceVersion of a write whose outcome is reported is read
-        // (an admission or eviction, which the loop assumes until its cache catches up); queue
-        // status and pending reasons leave the reply unparsed.
-        apply.keep = report ? apiclient::Keep::kMetadata : apiclient::Keep::kNothing;
-        auto res = client_.Patch(resource, w.ns, w.name, apiclient::PatchType::kApply, w.body, apply);
-        StatusWriter::Outcome out;
-        if (res.ok()) {
-          out.ok = true;
-          out.resource_version = (*res).value("metadata", Json::object()).value("resourceVersion", "");
-          return out;
-        }
-        out.error = res.error().ToString();
-        if (!res.error().IsNotFound()) {  // a deleted Workload needs no status
-          log_("warn", "status of " + w.body.value("kind", std::string("object")) + " " + (w.ns.empty() ? "" : w.ns + "/") +
-                           w.name + ": " + out.error);
-        }
-        return out;
-      },
-      kWriters, kSummaryWriters, [this] { MarkDirty(); });  // a failed write is retried by the next pass
+      [this] { return std::make_unique<ApplySink>(client_, log_); }, kWritesInFlight, kSummaryWritesInFlight,
+      [this] { MarkDirty(); });  // a failed write is retried by the next pass
 }
 
 QueueController::~QueueController() = default;

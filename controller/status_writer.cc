@@ -1,25 +1,34 @@
 #include "status_writer.h"
 
+#include <algorithm>
+
 #include "rota/apiclient/thread_name.h"
 
 namespace rota::controller {
 
-StatusWriter::StatusWriter(Sender send, int threads, int summary_threads, std::function<void()> on_failure)
-    : send_(std::move(send)), on_failure_(std::move(on_failure)) {
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] {
+StatusWriter::StatusWriter(SinkFactory make_sink, int in_flight, int summary_in_flight, std::function<void()> on_failure)
+    : make_sink_(std::move(make_sink)), on_failure_(std::move(on_failure)) {
+  workers_[0].room = static_cast<size_t>(std::max(1, in_flight));
+  workers_[1].room = static_cast<size_t>(std::max(0, summary_in_flight));
+  workers_[1].summaries_only = true;
+  threads_.emplace_back([this] {
     apiclient::NameThisThread("status-writer");
-    Work(false);
+    Work(0, false, static_cast<int>(workers_[0].room));
   });
-  for (int i = 0; i < summary_threads; ++i) threads_.emplace_back([this] {
-    apiclient::NameThisThread("queue-writer");
-    Work(true);
-  });
+  if (workers_[1].room > 0) {
+    threads_.emplace_back([this] {
+      apiclient::NameThisThread("queue-writer");
+      Work(1, true, static_cast<int>(workers_[1].room));
+    });
+  }
 }
 
 StatusWriter::~StatusWriter() {
   {
     std::lock_guard<std::mutex> l(mu_);
     stopping_ = true;
+    for (Worker& w : workers_)
+      if (w.sink) w.sink->Wake();
   }
   work_cv_.notify_all();
   summary_cv_.notify_all();
@@ -28,10 +37,16 @@ StatusWriter::~StatusWriter() {
 
 void StatusWriter::Ready(const std::string& key, const Entry& e) {
   ready_.emplace(e.priority, e.order, key);
-  // Every ready write wakes a thread that may take it (a woken thread takes whatever is first
-  // for it, so no write is left behind while one of its threads sleeps).
-  work_cv_.notify_one();
-  if (e.priority >= kQueueStatus) summary_cv_.notify_one();
+  // A ready write wakes each thread that may take it and has room for it: from its wait if it
+  // has nothing in flight, else from its poll.
+  for (Worker& w : workers_) {
+    if (w.room == 0 || w.flying >= w.room || (w.summaries_only && e.priority < kQueueStatus)) continue;
+    if (w.flying == 0) {
+      (w.summaries_only ? summary_cv_ : work_cv_).notify_one();
+    } else if (w.sink) {
+      w.sink->Wake();
+    }
+  }
 }
 
 StatusWriter::ReadySet::const_iterator StatusWriter::NextFor(bool summaries_only) const {
@@ -62,41 +77,72 @@ uint64_t StatusWriter::Enqueue(Priority priority, Write w, bool report) {
   return seq;
 }
 
-void StatusWriter::Work(bool summaries_only) {
+void StatusWriter::Work(int worker, bool summaries_only, int in_flight) {
+  std::unique_ptr<Sink> sink = make_sink_();
   std::condition_variable& cv = summaries_only ? summary_cv_ : work_cv_;
+  Worker& me = workers_[worker];
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    me.sink = sink.get();
+  }
+  std::map<uint64_t, std::pair<std::string, Entry>> flying;  // by the write's seq
   for (;;) {
-    std::string key;
-    Entry e;
+    std::vector<uint64_t> started;
     {
       std::unique_lock<std::mutex> l(mu_);
-      cv.wait(l, [&] { return stopping_ || NextFor(summaries_only) != ready_.end(); });
-      if (stopping_) return;
-      auto next = NextFor(summaries_only);
-      key = std::get<2>(*next);
-      ready_.erase(next);
-      auto it = queued_.find(key);
-      e = std::move(it->second);
-      queued_.erase(it);
-      --queued_by_priority_[e.priority];
-      in_flight_.insert(key);
+      if (flying.empty()) cv.wait(l, [&] { return stopping_ || NextFor(summaries_only) != ready_.end(); });
+      if (stopping_) break;
+      // As many ready writes as there is room for, first first.
+      for (auto next = NextFor(summaries_only); next != ready_.end() && flying.size() < static_cast<size_t>(in_flight);
+           next = NextFor(summaries_only)) {
+        std::string key = std::get<2>(*next);
+        ready_.erase(next);
+        auto it = queued_.find(key);
+        Entry e = std::move(it->second);
+        queued_.erase(it);
+        --queued_by_priority_[e.priority];
+        in_flight_.insert(key);
+        const uint64_t seq = e.seq;
+        started.push_back(seq);
+        flying.emplace(seq, std::make_pair(std::move(key), std::move(e)));
+      }
+      me.flying = flying.size();
     }
-    Outcome outcome = send_(e.write, e.report);
-    const bool failed = !outcome.ok;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      ++(outcome.ok ? counts_.sent : counts_.failed);
-      if (e.report || failed) done_.push_back({key, e.seq, std::move(outcome)});
+    for (uint64_t seq : started) {
+      const Entry& e = flying.at(seq).second;
+      sink->Start(seq, e.write, e.report);
     }
-    // Told after the outcome is there to take, and before the write counts as finished (Drain).
-    if (failed && on_failure_) on_failure_();
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      in_flight_.erase(key);
-      // A newer status of the object arrived while this one was being sent: its turn now.
-      if (auto next = queued_.find(key); next != queued_.end()) Ready(key, next->second);
-      if (queued_.empty() && in_flight_.empty()) idle_cv_.notify_all();
+    if (flying.empty()) continue;
+    for (auto& [seq, outcome] : sink->Poll(std::chrono::seconds(1))) {
+      auto it = flying.find(seq);
+      if (it == flying.end()) continue;
+      auto [key, e] = std::move(it->second);
+      flying.erase(it);
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        me.flying = flying.size();
+      }
+      Finish(key, e, std::move(outcome));
     }
   }
+  std::lock_guard<std::mutex> l(mu_);
+  me.sink = nullptr;  // (the sink goes when this returns; a write in flight is abandoned)
+}
+
+void StatusWriter::Finish(const std::string& key, const Entry& e, Outcome outcome) {
+  const bool failed = !outcome.ok;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++(outcome.ok ? counts_.sent : counts_.failed);
+    if (e.report || failed) done_.push_back({key, e.seq, std::move(outcome)});
+  }
+  // Told after the outcome is there to take, and before the write counts as finished (Drain).
+  if (failed && on_failure_) on_failure_();
+  std::lock_guard<std::mutex> l(mu_);
+  in_flight_.erase(key);
+  // A newer status of the object arrived while this one was being sent: its turn now.
+  if (auto next = queued_.find(key); next != queued_.end()) Ready(key, next->second);
+  if (queued_.empty() && in_flight_.empty()) idle_cv_.notify_all();
 }
 
 std::vector<StatusWriter::Done> StatusWriter::TakeDone() {

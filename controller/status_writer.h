@@ -5,21 +5,27 @@
 // (which frees quota as workloads finish) never waits for the apiserver.
 //
 // Per object the writer keeps the order of writes and sends only the newest: a status queued for
-// an object that is already queued replaces it (the older one is never sent), and an object is
-// never written by two threads at once, so an older status cannot land after a newer one.
-// Across objects, lower priority values go first (admissions and evictions before queue
-// summaries before pending reasons), oldest first within a priority. Some threads may be kept
-// for summaries (queue status and pending reasons) alone: on a saturated apiserver, where each
-// write takes a second, a steady stream of admissions would otherwise hold every thread, and no
-// queue would show its pending work for minutes.
+// an object that is already queued replaces it (the older one is never sent), and an object never
+// has two writes in flight, so an older status cannot land after a newer one. Across objects,
+// lower priority values go first (admissions and evictions before queue summaries before pending
+// reasons), oldest first within a priority.
+//
+// A thread keeps several writes in flight through its Sink (for the apiserver, one connection
+// that a single poll serves: a thread per write would cost each one a wake-up and its own reads).
+// One thread sends writes of any priority; another, if given room, only summaries (queue status
+// and pending reasons): on a saturated apiserver, where each write takes a second, a steady
+// stream of admissions would otherwise fill every place in flight, and no queue would show its
+// pending work for minutes.
 //
 // Thread-safe. The outcomes of failed writes, and of writes that asked for theirs, are kept for
 // the loop to take.
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -53,16 +59,29 @@ class StatusWriter {
     uint64_t seq = 0;
     Outcome outcome;
   };
-  // Sends one write; `report` says whether its outcome is kept for TakeDone(), and so whether
-  // the object's new resourceVersion is read (a sender need not read the reply otherwise).
-  using Sender = std::function<Outcome(const Write&, bool report)>;
+  // Sends writes, several at a time, for one of the writer's threads (each thread makes its own
+  // and alone calls Start and Poll; Wake may come from any thread).
+  class Sink {
+   public:
+    virtual ~Sink() = default;
+    // Starts sending `w`; its outcome comes out of Poll with `id`. `report` says whether the
+    // outcome is kept for TakeDone(), and so whether the object's new resourceVersion is read
+    // (a sink need not read the reply otherwise).
+    virtual void Start(uint64_t id, const Write& w, bool report) = 0;
+    // Waits up to `timeout` (or until Wake) for started writes to finish; returns their outcomes.
+    virtual std::vector<std::pair<uint64_t, Outcome>> Poll(std::chrono::milliseconds timeout) = 0;
+    // Makes a Poll in progress (or the next one) return at once.
+    virtual void Wake() = 0;
+  };
+  using SinkFactory = std::function<std::unique_ptr<Sink>()>;
 
-  // `send` performs one write (called on the writer's threads, never twice at once for one key);
-  // `on_failure` (optional) is called after every write that failed. `threads` send writes of
-  // any priority, `summary_threads` more only queue status and pending reasons.
-  StatusWriter(Sender send, int threads, int summary_threads, std::function<void()> on_failure = {});
-  // Stops the threads after their current write; queued writes are dropped (the next leader
-  // recomputes them from the objects).
+  // `make_sink` is called once on each of the writer's threads. One thread keeps up to
+  // `in_flight` writes of any priority going, another (if `summary_in_flight` > 0) up to that
+  // many queue status and pending reasons; `on_failure` (optional) is called after every write
+  // that failed.
+  StatusWriter(SinkFactory make_sink, int in_flight, int summary_in_flight, std::function<void()> on_failure = {});
+  // Stops the threads; writes in flight are abandoned (the apiserver may or may not have applied
+  // them) and queued ones dropped: the next leader recomputes them from the objects.
   ~StatusWriter();
   StatusWriter(const StatusWriter&) = delete;
   StatusWriter& operator=(const StatusWriter&) = delete;
@@ -94,13 +113,16 @@ class StatusWriter {
     bool report = false;
     Write write;
   };
-  void Work(bool summaries_only);
+  // A thread's loop: up to `in_flight` writes going at once through its own sink.
+  void Work(int worker, bool summaries_only, int in_flight);
+  // After a write finished: its outcome kept or counted, and the object's next write made ready.
+  void Finish(const std::string& key, const Entry& e, Outcome outcome);
   void Ready(const std::string& key, const Entry& e);  // mu_ held
   using ReadySet = std::set<std::tuple<int, uint64_t, std::string>>;  // (priority, order, key)
   // The first ready write a thread may take, or ready_.end(). mu_ held.
   ReadySet::const_iterator NextFor(bool summaries_only) const;
 
-  Sender send_;
+  SinkFactory make_sink_;
   std::function<void()> on_failure_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_, summary_cv_, idle_cv_;
@@ -112,6 +134,14 @@ class StatusWriter {
   uint64_t next_seq_ = 1;
   Counts counts_;
   bool stopping_ = false;
+  // Per thread: its sink (to wake it while it polls), the writes it has in flight, its room.
+  struct Worker {
+    Sink* sink = nullptr;
+    size_t flying = 0;
+    size_t room = 0;
+    bool summaries_only = false;
+  };
+  Worker workers_[2];
   std::vector<std::thread> threads_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -16,58 +17,107 @@ namespace {
 
 using Write = StatusWriter::Write;
 
-// A sender that records what it was asked to write and can be held at the first write, so that
-// a test can queue more behind it.
+// Sinks that record what they were asked to write. A write finishes at the sink's next Poll,
+// except one that `held` picks, which finishes only once Release is called: so that a test can
+// queue more behind it.
 class Recorder {
  public:
-  StatusWriter::Sender sender() {
-    return [this](const Write& w, bool report) {
-      std::unique_lock<std::mutex> l(mu_);
-      sent_.push_back(w.name + "=" + w.body.value("v", std::string()));
-      if (report) reported_.insert(w.name);
-      ++in_send_[w.name];
-      max_same_ = std::max(max_same_, in_send_[w.name]);
-      entered_.notify_all();
-      released_cv_.wait(l, [this] { return released_; });
-      --in_send_[w.name];
-      StatusWriter::Outcome out;
-      out.ok = w.body.value("fail", false) == false;
-      out.resource_version = out.ok ? std::to_string(sent_.size()) : "";
-      if (!out.ok) out.error = "refused";
-      return out;
-    };
+  explicit Recorder(std::function<bool(const Write&)> held = [](const Write&) { return true; }) : held_(std::move(held)) {}
+
+  StatusWriter::SinkFactory sinks() {
+    return [this] { return std::make_unique<Sink>(*this); };
   }
   void WaitForSends(size_t n) {
     std::unique_lock<std::mutex> l(mu_);
-    ASSERT_TRUE(entered_.wait_for(l, std::chrono::seconds(10), [&] { return sent_.size() >= n; }));
+    ASSERT_TRUE(cv_.wait_for(l, std::chrono::seconds(10), [&] { return sent_.size() >= n; }));
   }
   void Release() {
     std::lock_guard<std::mutex> l(mu_);
     released_ = true;
-    released_cv_.notify_all();
+    cv_.notify_all();
   }
   std::vector<std::string> sent() {
     std::lock_guard<std::mutex> l(mu_);
     return sent_;
   }
-  // The writes the sender was told to report (and so to read the reply of).
+  // The writes the sink was told to report (and so to read the reply of).
   std::set<std::string> reported() {
     std::lock_guard<std::mutex> l(mu_);
     return reported_;
   }
+  // The most writes of one object in flight at once, and of all objects.
   int max_same() {
     std::lock_guard<std::mutex> l(mu_);
     return max_same_;
   }
+  int max_in_flight() {
+    std::lock_guard<std::mutex> l(mu_);
+    return max_in_flight_;
+  }
 
  private:
+  class Sink : public StatusWriter::Sink {
+   public:
+    explicit Sink(Recorder& r) : r_(r) {}
+    void Start(uint64_t id, const Write& w, bool report) override {
+      std::lock_guard<std::mutex> l(r_.mu_);
+      r_.sent_.push_back(w.name + "=" + w.body.value("v", std::string()));
+      if (report) r_.reported_.insert(w.name);
+      r_.max_same_ = std::max(r_.max_same_, ++r_.in_send_[w.name]);
+      r_.max_in_flight_ = std::max(r_.max_in_flight_, ++r_.in_flight_);
+      StatusWriter::Outcome out;
+      out.ok = w.body.value("fail", false) == false;
+      out.resource_version = out.ok ? std::to_string(r_.sent_.size()) : "";
+      if (!out.ok) out.error = "refused";
+      flying_.push_back({id, w.name, r_.held_(w), std::move(out)});
+      r_.cv_.notify_all();
+    }
+    std::vector<std::pair<uint64_t, StatusWriter::Outcome>> Poll(std::chrono::milliseconds timeout) override {
+      std::unique_lock<std::mutex> l(r_.mu_);
+      auto finishing = [&](const Flying& f) { return !f.held || r_.released_; };
+      r_.cv_.wait_for(l, timeout, [&] { return woken_ || std::any_of(flying_.begin(), flying_.end(), finishing); });
+      woken_ = false;
+      std::vector<std::pair<uint64_t, StatusWriter::Outcome>> out;
+      for (auto it = flying_.begin(); it != flying_.end();) {
+        if (!finishing(*it)) {
+          ++it;
+          continue;
+        }
+        --r_.in_send_[it->name];
+        --r_.in_flight_;
+        out.emplace_back(it->id, std::move(it->outcome));
+        it = flying_.erase(it);
+      }
+      return out;
+    }
+    void Wake() override {
+      std::lock_guard<std::mutex> l(r_.mu_);
+      woken_ = true;
+      r_.cv_.notify_all();
+    }
+
+   private:
+    struct Flying {
+      uint64_t id;
+      std::string name;
+      bool held;
+      StatusWriter::Outcome outcome;
+    };
+    Recorder& r_;
+    std::vector<Flying> flying_;
+    bool woken_ = false;
+  };
+
+  std::function<bool(const Write&)> held_;
   std::mutex mu_;
-  std::condition_variable entered_, released_cv_;
+  std::condition_variable cv_;
   bool released_ = false;
   std::vector<std::string> sent_;
   std::set<std::string> reported_;
   std::map<std::string, int> in_send_;
+  int in_flight_ = 0;
   int max_same_ = 0;
+  int max_in_flight_ = 0;
 };
 
 Write W(const std::string& name, const std::string& v, bool fail = false) {
@@ -78,7 +128,7 @@ Write W(const std::string& name, const std::string& v, bool fail = false) {
 
 TEST(StatusWriterTest, SendsOnlyTheNewestStatusOfAnObjectAndNeverTwoAtOnce) {
   Recorder rec;
-  StatusWriter writer(rec.sender(), 4, 0);
+  StatusWriter writer(rec.sinks(), 4, 0);
   writer.Enqueue(StatusWriter::kAdmission, W("a", "1"));
   rec.WaitForSends(1);  // "a=1" is being sent
   writer.Enqueue(StatusWriter::kAdmission, W("a", "2"));
@@ -95,9 +145,9 @@ TEST(StatusWriterTest, SendsOnlyTheNewestStatusOfAnObjectAndNeverTwoAtOnce) {
 
 TEST(StatusWriterTest, AdmissionsGoBeforeQueueStatusBeforePendingReasons) {
   Recorder rec;
-  StatusWriter writer(rec.sender(), 1, 0);
+  StatusWriter writer(rec.sinks(), 1, 0);
   writer.Enqueue(StatusWriter::kPending, W("first", "x"));
-  rec.WaitForSends(1);  // the only thread is busy: everything below waits in the queue
+  rec.WaitForSends(1);  // the only place in flight is taken: everything below waits in the queue
   writer.Enqueue(StatusWriter::kPending, W("p1", "x"));
   writer.Enqueue(StatusWriter::kQueueStatus, W("q1", "x"));
   writer.Enqueue(StatusWriter::kPending, W("p2", "x"));
@@ -117,7 +167,7 @@ TEST(StatusWriterTest, ReportsOutcomesOfFailedAndReportingWrites) {
   rec.Release();
   int failures = 0;
   std::mutex mu;
-  StatusWriter writer(rec.sender(), 2, 0, [&] {
+  StatusWriter writer(rec.sinks(), 2, 0, [&] {
     std::lock_guard<std::mutex> l(mu);
     ++failures;
   });
@@ -144,54 +194,51 @@ TEST(StatusWriterTest, ReportsOutcomesOfFailedAndReportingWrites) {
   EXPECT_EQ(rec.reported(), (std::set<std::string>{"told"}));
 }
 
-TEST(StatusWriterTest, SummaryThreadsSendQueueStatusWhileAdmissionsHoldTheOthers) {
-  // One thread for anything, one for summaries. The first thread is held by an admission that
-  // does not return; more admissions wait behind it, and the queue status and pending reason
-  // still go out on the summary thread, in their order.
-  std::mutex mu;
-  std::condition_variable cv;
-  bool release = false;
-  std::vector<std::string> sent;
-  StatusWriter writer(
-      [&](const Write& w, bool) {
-        std::unique_lock<std::mutex> l(mu);
-        sent.push_back(w.name);
-        cv.notify_all();
-        if (w.name.rfind("a", 0) == 0) cv.wait(l, [&] { return release; });
-        return StatusWriter::Outcome{true, "1", ""};
-      },
-      1, 1);
-  auto release_all = [&] {
-    std::lock_guard<std::mutex> l(mu);
-    release = true;
-    cv.notify_all();
-  };
+TEST(StatusWriterTest, SummaryThreadSendsQueueStatusWhileAdmissionsHoldTheOthers) {
+  // One place in flight for anything, one for summaries. The first is taken by an admission
+  // that does not finish; more admissions wait behind it, and the queue status and pending
+  // reason still go out on the summary thread, in their order.
+  Recorder rec([](const Write& w) { return w.name.rfind("a", 0) == 0; });
   struct Releaser {  // before the writer joins its threads, on every way out of the test
-    std::function<void()> f;
-    ~Releaser() { f(); }
-  } releaser{release_all};
+    Recorder& r;
+    ~Releaser() { r.Release(); }
+  };
+  StatusWriter writer(rec.sinks(), 1, 1);
+  Releaser releaser{rec};
   writer.Enqueue(StatusWriter::kAdmission, W("a1", "x"));
   writer.Enqueue(StatusWriter::kAdmission, W("a2", "x"));
   writer.Enqueue(StatusWriter::kQueueStatus, W("q1", "x"));
   writer.Enqueue(StatusWriter::kPending, W("p1", "x"));
-  {
-    std::unique_lock<std::mutex> l(mu);
-    ASSERT_TRUE(cv.wait_for(l, std::chrono::seconds(10), [&] { return sent.size() >= 3; }));
-    std::vector<std::string> summaries;
-    for (const auto& name : sent)
-      if (name != "a1") summaries.push_back(name);
-    EXPECT_EQ(summaries, (std::vector<std::string>{"q1", "p1"}));  // a2 waits for the held thread
-  }
+  rec.WaitForSends(3);
+  std::vector<std::string> summaries;
+  for (const auto& s : rec.sent())
+    if (s != "a1=x") summaries.push_back(s);
+  EXPECT_EQ(summaries, (std::vector<std::string>{"q1=x", "p1=x"}));  // a2 waits for the held place
   EXPECT_EQ(writer.Queued(StatusWriter::kAdmission), 1u);
-  release_all();
+  rec.Release();
   writer.Drain();
-  EXPECT_EQ(sent.size(), 4u);
-  EXPECT_EQ(sent.back(), "a2");
+  ASSERT_EQ(rec.sent().size(), 4u);
+  EXPECT_EQ(rec.sent().back(), "a2=x");
+}
+
+TEST(StatusWriterTest, OneThreadKeepsUpToItsRoomInFlight) {
+  // Four places: four writes go out at once from the one thread, the other two wait for them.
+  Recorder rec;
+  StatusWriter writer(rec.sinks(), 4, 0);
+  for (const char* name : {"w1", "w2", "w3", "w4", "w5", "w6"}) writer.Enqueue(StatusWriter::kAdmission, W(name, "x"));
+  rec.WaitForSends(4);
+  EXPECT_EQ(rec.sent().size(), 4u);
+  EXPECT_EQ(writer.Queued(StatusWriter::kAdmission), 2u);
+  rec.Release();
+  writer.Drain();
+  EXPECT_EQ(rec.sent().size(), 6u);
+  EXPECT_EQ(rec.max_in_flight(), 4);
+  EXPECT_EQ(writer.counts().sent, 6u);
 }
 
 TEST(StatusWriterTest, StopsWithWritesStillQueued) {
   Recorder rec;
-  auto writer = std::make_unique<StatusWriter>(rec.sender(), 1, 0);
+  auto writer = std::make_unique<StatusWriter>(rec.sinks(), 1, 0);
   writer->Enqueue(StatusWriter::kAdmission, W("a", "1"));
   rec.WaitForSends(1);
   writer->Enqueue(StatusWriter::kAdmission, W("b", "1"));

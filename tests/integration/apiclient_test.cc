@@ -342,6 +342,53 @@ TEST_F(ApiClientTest, InformerViewHoldsWhatItsFilterKeepsAsObjectsChange) {
   informer.Stop();
 }
 
+TEST_F(ApiClientTest, PipelineSendsManyPatchesAtOnceOverOneConnection) {
+  // Twenty patches started before any is polled, and one of an object that does not exist: each
+  // result comes back under its own id, the objects change, and (over HTTP/2) all of them went
+  // as streams of a single new connection.
+  constexpr int kObjects = 20;
+  for (int i = 0; i < kObjects; ++i)
+    ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap("p" + std::to_string(i), "0")).ok());
+  const int64_t connections_before = client_->connections_opened();
+  auto pipeline = client_->NewPipeline();
+  PatchOptions keep_metadata;
+  keep_metadata.keep = Keep::kMetadata;
+  for (int i = 0; i < kObjects; ++i) {
+    pipeline->Patch(static_cast<uint64_t>(100 + i), resources::kConfigMaps, ns(), "p" + std::to_string(i), PatchType::kMerge,
+                    {{"data", {{"value", std::to_string(i)}}}}, keep_metadata);
+  }
+  pipeline->Patch(7, resources::kConfigMaps, ns(), "missing", PatchType::kMerge, {{"data", {{"value", "x"}}}});
+  EXPECT_EQ(pipeline->in_flight(), static_cast<size_t>(kObjects + 1));
+  std::map<uint64_t, ApiResult<Json>> results;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (pipeline->in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
+    for (auto& [id, r] : pipeline->Poll(1000ms)) EXPECT_TRUE(results.emplace(id, std::move(r)).second) << "id " << id << " twice";
+  }
+  ASSERT_EQ(results.size(), static_cast<size_t>(kObjects + 1));
+  for (int i = 0; i < kObjects; ++i) {
+    const auto& r = results.at(static_cast<uint64_t>(100 + i));
+    ASSERT_TRUE(r.ok()) << r.error().ToString();
+    EXPECT_EQ((*r)["metadata"].value("name", ""), "p" + std::to_string(i));
+    EXPECT_FALSE((*r)["metadata"].value("resourceVersion", "").empty());
+    EXPECT_FALSE(r->contains("data"));  // kept: metadata only
+    auto got = client_->Get(resources::kConfigMaps, ns(), "p" + std::to_string(i));
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ((*got)["data"].value("value", ""), std::to_string(i));
+  }
+  ASSERT_FALSE(results.at(7).ok());
+  EXPECT_TRUE(results.at(7).error().IsNotFound()) << results.at(7).error().ToString();
+  if (config_.http2) EXPECT_EQ(client_->connections_opened() - connections_before, 1);
+  // A Poll with nothing in flight returns when woken, long before its timeout.
+  const auto start = std::chrono::steady_clock::now();
+  std::thread waker([&] {
+    std::this_thread::sleep_for(100ms);
+    pipeline->Wake();
+  });
+  EXPECT_TRUE(pipeline->Poll(10s).empty());
+  waker.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
 TEST_F(ApiClientTest, EventsAreDeduplicated) {
   EventRecorder recorder(*client_, "rota-test");
   ObjectReference ref{"kueue.x-k8s.io/v1beta2", "Workload", ns(), "train", "uid-123"};

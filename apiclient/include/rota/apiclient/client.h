@@ -125,6 +125,8 @@ struct DeleteOptions {
 };
 
 class Transport;
+struct HttpRequest;
+struct HttpResponse;
 
 class Client {
  public:
@@ -158,6 +160,38 @@ class Client {
                                const std::function<bool(WatchEvent&)>& on_event,
                                const std::atomic<bool>* stop = nullptr);
 
+  // Requests sent from the one thread that owns it, many at a time: as streams of one HTTP/2
+  // connection where the server offers it, served by a single poll. For a thread that keeps many
+  // writes going (a thread per request costs each one a wake-up, its own reads and a connection).
+  // Rate limit, authentication, errors and resends (429, 5xx with Retry-After) are the client's.
+  class Pipeline {
+   public:
+    ~Pipeline();  // abandons the requests in flight
+    Pipeline(const Pipeline&) = delete;
+    Pipeline& operator=(const Pipeline&) = delete;
+    // Starts a Patch (as Client::Patch); its result comes out of Poll with `id`, which must not
+    // be in flight already. May wait for the client's rate limit.
+    void Patch(uint64_t id, const Resource& r, const std::string& ns, const std::string& name, PatchType type,
+               const Json& body, const PatchOptions& options = {});
+    // Waits up to `timeout` (or until Wake) for requests to finish; returns those that did. A
+    // request to be resent stays in flight until its last attempt.
+    std::vector<std::pair<uint64_t, ApiResult<Json>>> Poll(std::chrono::milliseconds timeout);
+    // From any thread: makes a Poll in progress (or the next one) return at once.
+    void Wake();
+    size_t in_flight() const;
+
+   private:
+    friend class Client;
+    struct State;  // the transport's requests, and each one's attempts (client.cc)
+    struct Pending;
+    explicit Pipeline(Client& client);
+    void Send(uint64_t id, Pending& p);
+
+    Client& client_;
+    std::unique_ptr<State> state_;
+  };
+  std::unique_ptr<Pipeline> NewPipeline();
+
   // A raw GET of an absolute path (e.g. "/readyz"): the body.
   ApiResult<std::string> GetRaw(const std::string& path);
 
@@ -174,6 +208,13 @@ class Client {
 
   struct Request;
   ApiResult<Json> Do(const Request& req);
+  HttpRequest ToHttp(const Request& req) const;
+  Request PatchRequest(const Resource& r, const std::string& ns, const std::string& name, PatchType type,
+                       const Json& body, const PatchOptions& options) const;
+  // What `resp` means for `req` at its `attempt` (from 1): the result, and in `again` how long
+  // to wait before sending it again when it is to be resent.
+  ApiResult<Json> Interpret(const Request& req, const HttpResponse& resp, int attempt, Backoff& backoff,
+                            std::optional<Clock::Duration>& again);
   std::string Path(const Resource& r, const std::string& ns, const std::string& name,
                    const std::string& subresource) const;
 
