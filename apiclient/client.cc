@@ -262,7 +262,7 @@ HttpRequest Client::ToHttp(const Request& req) const {
 }
 
 ApiResult<Json> Client::Interpret(const Request& req, const HttpResponse& resp, int attempt, Backoff& backoff,
-                                  std::optional<Clock::Duration>& again) {
+                                  std::optional<Clock::Duration>& again) const {
   again.reset();
   if (resp.transport_error.empty() && resp.status >= 200 && resp.status < 300) {
     if (resp.body.empty() || req.keep == Keep::kNothing) return Json::object();

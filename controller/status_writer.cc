@@ -13,12 +13,12 @@ StatusWriter::StatusWriter(SinkFactory make_sink, int in_flight, int summary_in_
   workers_[1].summaries_only = true;
   threads_.emplace_back([this] {
     apiclient::NameThisThread("status-writer");
-    Work(0, false, static_cast<int>(workers_[0].room));
+    Work(0);
   });
   if (workers_[1].room > 0) {
     threads_.emplace_back([this] {
       apiclient::NameThisThread("queue-writer");
-      Work(1, true, static_cast<int>(workers_[1].room));
+      Work(1);
     });
   }
 }
@@ -77,10 +77,11 @@ uint64_t StatusWriter::Enqueue(Priority priority, Write w, bool report) {
   return seq;
 }
 
-void StatusWriter::Work(int worker, bool summaries_only, int in_flight) {
+void StatusWriter::Work(int worker) {
   std::unique_ptr<Sink> sink = make_sink_();
-  std::condition_variable& cv = summaries_only ? summary_cv_ : work_cv_;
   Worker& me = workers_[worker];
+  const bool summaries_only = me.summaries_only;
+  std::condition_variable& cv = summaries_only ? summary_cv_ : work_cv_;
   {
     std::lock_guard<std::mutex> l(mu_);
     me.sink = sink.get();
@@ -93,7 +94,7 @@ void StatusWriter::Work(int worker, bool summaries_only, int in_flight) {
       if (flying.empty()) cv.wait(l, [&] { return stopping_ || NextFor(summaries_only) != ready_.end(); });
       if (stopping_) break;
       // As many ready writes as there is room for, first first.
-      for (auto next = NextFor(summaries_only); next != ready_.end() && flying.size() < static_cast<size_t>(in_flight);
+      for (auto next = NextFor(summaries_only); next != ready_.end() && flying.size() < me.room;
            next = NextFor(summaries_only)) {
         std::string key = std::get<2>(*next);
         ready_.erase(next);

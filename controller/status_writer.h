@@ -113,8 +113,8 @@ class StatusWriter {
     bool report = false;
     Write write;
   };
-  // A thread's loop: up to `in_flight` writes going at once through its own sink.
-  void Work(int worker, bool summaries_only, int in_flight);
+  // A thread's loop: up to workers_[worker].room writes going at once through its own sink.
+  void Work(int worker);
   // After a write finished: its outcome kept or counted, and the object's next write made ready.
   void Finish(const std::string& key, const Entry& e, Outcome outcome);
   void Ready(const std::string& key, const Entry& e);  // mu_ held

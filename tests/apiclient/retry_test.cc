@@ -137,6 +137,29 @@ TEST(ClientRetryTest, RetriesTooManyRequestsHonouringRetryAfter) {
   EXPECT_GE(driver.slept(), std::chrono::seconds(2));  // waited as Retry-After said
 }
 
+TEST(ClientRetryTest, PipelineResendsTooManyRequestsOnlyOnceItsRetryAfterIsDue) {
+  ScriptedServer server({Response(429, "Too Many Requests", kStatus429, "Retry-After: 2\r\n"),
+                         Response(200, "OK", R"({"kind":"ConfigMap","metadata":{"name":"x"}})")});
+  FakeClock clock;
+  auto client = ClientFor(server, clock);
+  auto pipeline = client->NewPipeline();
+  pipeline->Patch(42, resources::kConfigMaps, "ns", "x", PatchType::kMerge, {{"data", {{"v", "1"}}}});
+  // The 429 comes back; the patch stays in flight, not resent while the clock stands still.
+  for (int i = 0; i < 20; ++i) EXPECT_TRUE(pipeline->Poll(std::chrono::milliseconds(50)).empty());
+  EXPECT_EQ(server.requests().size(), 1u);
+  EXPECT_EQ(pipeline->in_flight(), 1u);
+  clock.Advance(std::chrono::seconds(2));
+  std::vector<std::pair<uint64_t, ApiResult<Json>>> done;
+  for (int i = 0; i < 100 && done.empty(); ++i) done = pipeline->Poll(std::chrono::milliseconds(50));
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].first, 42u);
+  ASSERT_TRUE(done[0].second.ok()) << done[0].second.error().ToString();
+  EXPECT_EQ((*done[0].second)["metadata"]["name"], "x");
+  EXPECT_EQ(server.requests().size(), 2u);
+  EXPECT_EQ(server.requests()[1], server.requests()[0]);  // the same PATCH again
+  EXPECT_EQ(pipeline->in_flight(), 0u);
+}
+
 TEST(ClientRetryTest, GivesUpWithTheStatusAfterRepeated5xxAndDoesNotRetry4xx) {
   const std::string unavailable =
       R"({"kind":"Status","status":"Failure","message":"etcd is down","reason":"ServiceUnavailable","code":503})";

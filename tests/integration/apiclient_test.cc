@@ -377,7 +377,9 @@ TEST_F(ApiClientTest, PipelineSendsManyPatchesAtOnceOverOneConnection) {
   }
   ASSERT_FALSE(results.at(7).ok());
   EXPECT_TRUE(results.at(7).error().IsNotFound()) << results.at(7).error().ToString();
-  if (config_.http2) EXPECT_EQ(client_->connections_opened() - connections_before, 1);
+  if (config_.http2) {
+    EXPECT_EQ(client_->connections_opened() - connections_before, 1);
+  }
   // A Poll with nothing in flight returns when woken, long before its timeout.
   const auto start = std::chrono::steady_clock::now();
   std::thread waker([&] {

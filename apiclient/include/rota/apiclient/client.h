@@ -214,7 +214,7 @@ class Client {
   // What `resp` means for `req` at its `attempt` (from 1): the result, and in `again` how long
   // to wait before sending it again when it is to be resent.
   ApiResult<Json> Interpret(const Request& req, const HttpResponse& resp, int attempt, Backoff& backoff,
-                            std::optional<Clock::Duration>& again);
+                            std::optional<Clock::Duration>& again) const;
   std::string Path(const Resource& r, const std::string& ns, const std::string& name,
                    const std::string& subresource) const;
 
