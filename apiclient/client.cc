@@ -287,8 +287,13 @@ ApiResult<Json> Client::Interpret(const Request& req, const HttpResponse& resp, 
   return err;
 }
 
+namespace {
+// Between resends of one request (client-go's default for its REST client).
+Backoff ResendBackoff() { return Backoff(std::chrono::milliseconds(200), std::chrono::seconds(5)); }
+}  // namespace
+
 ApiResult<Json> Client::Do(const Request& req) {
-  Backoff backoff(std::chrono::milliseconds(200), std::chrono::seconds(5));
+  Backoff backoff = ResendBackoff();
   for (int attempt = 1;; ++attempt) {
     bucket_.Wait();
     ++requests_sent_;
@@ -304,7 +309,7 @@ ApiResult<Json> Client::Do(const Request& req) {
 struct Client::Pipeline::Pending {
   Request req;
   int attempt = 1;
-  Backoff backoff{std::chrono::milliseconds(200), std::chrono::seconds(5)};
+  Backoff backoff = ResendBackoff();
 };
 
 struct Client::Pipeline::State {
@@ -451,7 +456,7 @@ ApiResult<std::string> Client::GetRaw(const std::string& path) {
   h.path_and_query = path;
   h.timeout_ms = static_cast<long>(config_.timeout.count());
   ++requests_sent_;
-  HttpResponse resp = transport_->Perform(h);
+  HttpResponse resp = transport_->Perform(std::move(h));
   if (resp.transport_error.empty() && resp.status >= 200 && resp.status < 300) return resp.body;
   return ErrorFrom(resp);
 }
@@ -519,7 +524,7 @@ ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, c
     return true;
   };
   ++requests_sent_;
-  HttpResponse resp = transport_->Perform(h);
+  HttpResponse resp = transport_->Perform(std::move(h));
   if (stream_error) return *stream_error;
   if (caller_stopped || (resp.stopped && stop && stop->load())) return last_rv;
   if (!resp.transport_error.empty() || resp.status < 200 || resp.status >= 300) return ErrorFrom(resp);

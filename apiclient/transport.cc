@@ -126,6 +126,7 @@ std::string Transport::BearerToken() {
 
 // One request and everything libcurl points into while it is in flight.
 struct Transport::Call {
+  uint64_t id = 0;  // a Multi's name for it
   HttpRequest req;
   HttpResponse resp;
   CallState st{};
@@ -208,14 +209,14 @@ void Transport::Finish(Call& c, int code) {
   c.headers = nullptr;
 }
 
-HttpResponse Transport::Perform(const HttpRequest& req) {
+HttpResponse Transport::Perform(HttpRequest req) {
   Call c;
   c.curl = static_cast<CURL*>(Acquire());
   if (!c.curl) {
     c.resp.transport_error = "libcurl could not create a handle";
     return c.resp;
   }
-  c.req = req;  // (a Call owns its request, as a Multi's must)
+  c.req = std::move(req);  // (a Call owns its request, as a Multi's must)
   Prepare(c);
   Finish(c, curl_easy_perform(c.curl));
   Release(c.curl);
@@ -244,6 +245,7 @@ Transport::Multi::~Multi() {
 
 void Transport::Multi::Start(uint64_t id, HttpRequest req) {
   auto call = std::make_unique<Call>();
+  call->id = id;
   call->req = std::move(req);
   if (!idle_.empty()) {
     call->curl = static_cast<CURL*>(idle_.back());
@@ -258,7 +260,6 @@ void Transport::Multi::Start(uint64_t id, HttpRequest req) {
     return;
   }
   transport_.Prepare(*call);
-  curl_easy_setopt(call->curl, CURLOPT_PRIVATE, reinterpret_cast<void*>(static_cast<uintptr_t>(id)));
   if (CURLMcode mc = curl_multi_add_handle(multi_, call->curl); mc != CURLM_OK) {
     call->resp.transport_error = std::string("libcurl could not start the request: ") + curl_multi_strerror(mc);
     curl_slist_free_all(call->headers);
@@ -280,12 +281,10 @@ std::vector<std::pair<uint64_t, HttpResponse>> Transport::Multi::Poll(std::chron
       auto it = calls_.find(msg->easy_handle);
       if (it == calls_.end()) continue;
       Call& c = *it->second;
-      void* priv = nullptr;
-      curl_easy_getinfo(c.curl, CURLINFO_PRIVATE, &priv);
       transport_.Finish(c, msg->data.result);
       curl_multi_remove_handle(multi_, c.curl);
       idle_.push_back(c.curl);
-      finished_.emplace_back(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(priv)), std::move(c.resp));
+      finished_.emplace_back(c.id, std::move(c.resp));
       calls_.erase(it);
     }
   };

@@ -42,7 +42,7 @@ class Transport {
  public:
   static Result<std::unique_ptr<Transport>> Create(const RestConfig& config);
   ~Transport();
-  HttpResponse Perform(const HttpRequest& req);
+  HttpResponse Perform(HttpRequest req);
 
   struct Call;  // one request in flight (transport.cc)
 

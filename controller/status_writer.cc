@@ -91,6 +91,9 @@ void StatusWriter::Work(int worker) {
     std::vector<uint64_t> started;
     {
       std::unique_lock<std::mutex> l(mu_);
+      // (Between here and the poll's outcomes the count may run high: that only spares a wake-up
+      // of this thread, which is awake; it is exact whenever the thread waits or polls.)
+      me.flying = flying.size();
       if (flying.empty()) cv.wait(l, [&] { return stopping_ || NextFor(summaries_only) != ready_.end(); });
       if (stopping_) break;
       // As many ready writes as there is room for, first first.
@@ -119,10 +122,6 @@ void StatusWriter::Work(int worker) {
       if (it == flying.end()) continue;
       auto [key, e] = std::move(it->second);
       flying.erase(it);
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        me.flying = flying.size();
-      }
       Finish(key, e, std::move(outcome));
     }
   }
