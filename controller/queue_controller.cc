@@ -719,13 +719,18 @@ void QueueController::Pass() {
   // (0: not among the pending decisions, such as a victim of this pass).
   std::vector<uint8_t> pending_kind(snapshot.workloads.size(), 0);
   for (const auto& p : d.pending) pending_kind[p.index] = p.reason == "WaitingForQuota" ? 1 : 2;
-  // By name; the views point into the kept snapshot, which stays as it is for the rest of the pass.
+  // By name; the views point into the kept snapshot and the builder's queue names, which stay as
+  // they are for the rest of the pass. Pending workloads, most of them, are counted by their
+  // queues' numbers first (see SnapshotBuilder::QueueNumbers), and by name after.
   CountsByName cq_counts, lq_counts;
+  struct Pending {
+    int32_t pending = 0, waiting = 0, inadmissible = 0;
+  };
+  std::vector<Pending> pending_by_cq(snapshot_builder_.QueueNumbers()), pending_by_lq(snapshot_builder_.QueueNumbers());
   for (size_t i = 0; i < snapshot.workloads.size(); ++i) {
     const admission::WorkloadSpec& w = snapshot.workloads[i];
-    const std::string& lq = snapshot_builder_.LocalQueueOf(i);
     if (w.admission) {
-      for (QueueCounts* c : {&cq_counts[w.admission->cluster_queue], &lq_counts[lq]}) {
+      for (QueueCounts* c : {&cq_counts[w.admission->cluster_queue], &lq_counts[snapshot_builder_.LocalQueueOf(i)]}) {
         ++c->admitted;
         for (const auto& ps : w.admission->pod_sets) {
           for (const auto& [r, f] : ps.flavors) {
@@ -734,13 +739,22 @@ void QueueController::Pass() {
           }
         }
       }
-    } else if (!w.cluster_queue.empty()) {
-      QueueCounts& c = cq_counts[w.cluster_queue];
+    } else if (const uint32_t cq = snapshot_builder_.ClusterQueueNumberOf(i); cq != api::SnapshotBuilder::kNoQueue) {
+      Pending& c = pending_by_cq[cq];
       ++c.pending;
       if (pending_kind[i] == 1) ++c.waiting;
       if (pending_kind[i] == 2) ++c.inadmissible;
-      ++lq_counts[lq].pending;
+      ++pending_by_lq[snapshot_builder_.LocalQueueNumberOf(i)].pending;
     }
+  }
+  for (uint32_t n = 0; n < pending_by_cq.size(); ++n) {
+    if (pending_by_cq[n].pending > 0) {
+      QueueCounts& c = cq_counts[snapshot_builder_.QueueName(n)];
+      c.pending = pending_by_cq[n].pending;
+      c.waiting = pending_by_cq[n].waiting;
+      c.inadmissible = pending_by_cq[n].inadmissible;
+    }
+    if (pending_by_lq[n].pending > 0) lq_counts[snapshot_builder_.QueueName(n)].pending = pending_by_lq[n].pending;
   }
   std::set<std::string> flavor_names;
   for (const auto& f : state.flavors) flavor_names.insert(f.metadata.name);

@@ -569,7 +569,8 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
     (void)WorkloadSpecOf(w, resolver, same_spec ? &entry : nullptr, e, info);  // keep_going: no error
     entry = std::move(e);
     slot.object = shared;
-    slot.local_queue = w.metadata.namespace_ + "/" + w.spec.queue_name;
+    slot.local_queue = NumberOf(w.metadata.namespace_ + "/" + w.spec.queue_name);
+    slot.cluster_queue = entry.cluster_queue.empty() ? kNoQueue : NumberOf(entry.cluster_queue);
     slot.remake = info.depends_on_now;
     slot.pod_sets_read = info.pod_sets_read;
     slot.seen = builds_;
@@ -590,7 +591,28 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
     slots_.pop_back();
     snapshot_.workloads.pop_back();
   }
+  // Names of queues no workload names any more (deleted LocalQueues, typos) are let go once they
+  // outnumber the workloads, so that the table stays within a small multiple of what is in use.
+  if (queue_names_.size() > 2 * slots_.size() + 1024) RenumberQueues();
   return Status::Ok();
+}
+
+uint32_t SnapshotBuilder::NumberOf(std::string_view queue_name) {
+  if (auto it = queue_numbers_.find(queue_name); it != queue_numbers_.end()) return it->second;
+  const auto n = static_cast<uint32_t>(queue_names_.size());
+  queue_names_.emplace_back(queue_name);
+  queue_numbers_.emplace(queue_names_.back(), n);
+  return n;
+}
+
+void SnapshotBuilder::RenumberQueues() {
+  std::deque<std::string> names;
+  names.swap(queue_names_);
+  queue_numbers_.clear();
+  for (Slot& s : slots_) {
+    if (s.local_queue != kNoQueue) s.local_queue = NumberOf(names[s.local_queue]);
+    if (s.cluster_queue != kNoQueue) s.cluster_queue = NumberOf(names[s.cluster_queue]);
+  }
 }
 
 const Workload* SnapshotBuilder::Object(const std::string& key) const {

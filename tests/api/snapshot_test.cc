@@ -230,6 +230,42 @@ TEST(SnapshotBuilderTest, QueueStatusWritesDoNotResolveWorkloadsAgain) {
 }
 
 // Look-alikes get one shape number, which stays with them from build to build.
+TEST(SnapshotBuilderTest, QueueNumbersNameEachWorkloadsQueuesAndForgetNamesNoLongerUsed) {
+  auto in_queue = [](const std::string& name, const std::string& queue) {
+    return std::make_shared<const Workload>(*DecodeObject<Workload>(Json::parse(
+        R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml", "uid": "uid-)" + name +
+        R"(", "resourceVersion": "1", "generation": 1}, "spec": {"queueName": ")" + queue + R"(",
+            "podSets": [{"count": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}]}})")));
+  };
+  ClusterState state = TeamState();
+  state.workloads = {GpuWorkload("a", 1, 1), in_queue("b", "nowhere")};
+  SnapshotBuilder b;
+  ASSERT_TRUE(b.Build(state).ok());
+  for (size_t i = 0; i < b.snapshot().workloads.size(); ++i) {
+    const std::string& key = b.snapshot().workloads[i].key;
+    if (key == "ml/a") {
+      EXPECT_EQ(b.QueueName(b.LocalQueueNumberOf(i)), "ml/gpu");
+      ASSERT_NE(b.ClusterQueueNumberOf(i), SnapshotBuilder::kNoQueue);
+      EXPECT_EQ(b.QueueName(b.ClusterQueueNumberOf(i)), "team");
+    } else {
+      EXPECT_EQ(b.QueueName(b.LocalQueueNumberOf(i)), "ml/nowhere");
+      EXPECT_EQ(b.ClusterQueueNumberOf(i), SnapshotBuilder::kNoQueue);  // no such LocalQueue
+    }
+  }
+  // Thousands of workloads in queues of their own come and go: their names are let go, and the
+  // workload that stays keeps the right names under its new numbers.
+  for (int i = 0; i < 3000; ++i) state.workloads.push_back(in_queue("w" + std::to_string(i), "q" + std::to_string(i)));
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_GE(b.QueueNumbers(), 3000u);
+  state.workloads.resize(1);
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_LE(b.QueueNumbers(), 2u);
+  ASSERT_EQ(b.snapshot().workloads.size(), 1u);
+  EXPECT_EQ(b.QueueName(b.LocalQueueNumberOf(0)), "ml/gpu");
+  EXPECT_EQ(b.QueueName(b.ClusterQueueNumberOf(0)), "team");
+  EXPECT_EQ(b.LocalQueueOf(0), "ml/gpu");
+}
+
 TEST(SnapshotBuilderTest, NumbersLookAlikesOnce) {
   ClusterState state = TeamState();
   state.workloads = {GpuWorkload("a", 1, 2), GpuWorkload("b", 1, 2), GpuWorkload("c", 1, 3)};

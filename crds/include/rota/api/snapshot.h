@@ -4,9 +4,12 @@
 // computes pod requests from pod templates as Kubernetes does, and turns quantities into exact
 // milli-units. Shared by the controller (from its informers) and `rota simulate` (from files).
 
+#include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -85,13 +88,26 @@ class SnapshotBuilder {
   admission::WorkloadSpec* Mutable(const std::string& key);
   // The object and the LocalQueue ("namespace/name") of snapshot().workloads[i].
   const Workload& ObjectAt(size_t i) const { return *slots_[i].object; }
-  const std::string& LocalQueueOf(size_t i) const { return slots_[i].local_queue; }
+  const std::string& LocalQueueOf(size_t i) const { return QueueName(slots_[i].local_queue); }
+
+  // Queue names as numbers below QueueNumbers(), for a caller that counts workloads by queue
+  // after every build (a pass counts thousands of pending workloads, and a hash of each one's
+  // queue names cost more than the rest of the count). A number stays the same name until the
+  // next build; kNoQueue stands for none.
+  static constexpr uint32_t kNoQueue = UINT32_MAX;
+  size_t QueueNumbers() const { return queue_names_.size(); }
+  const std::string& QueueName(uint32_t n) const { return queue_names_[n]; }
+  // Of snapshot().workloads[i]: its LocalQueue's, and the ClusterQueue that LocalQueue points to
+  // (WorkloadSpec::cluster_queue, kNoQueue when empty) as resolved at the build.
+  uint32_t LocalQueueNumberOf(size_t i) const { return slots_[i].local_queue; }
+  uint32_t ClusterQueueNumberOf(size_t i) const { return slots_[i].cluster_queue; }
 
  private:
   struct Slot {
     std::shared_ptr<const Workload> object;
     std::string key;
-    std::string local_queue;
+    uint32_t local_queue = kNoQueue;    // numbers of queue_names_
+    uint32_t cluster_queue = kNoQueue;
     bool remake = false;         // make the entry again at the next build
     bool pod_sets_read = false;  // the entry's pod sets can be reused at the same generation
     uint64_t seen = 0;           // the last build whose state had it
@@ -100,6 +116,11 @@ class SnapshotBuilder {
   std::vector<Slot> slots_;  // slots_[i] belongs to snapshot_.workloads[i]
   std::unordered_map<const Workload*, size_t> by_object_;
   std::unordered_map<std::string, size_t> by_key_;
+  uint32_t NumberOf(std::string_view queue_name);
+  // Numbers every slot's queues again from scratch (once names no slot uses have piled up).
+  void RenumberQueues();
+  std::deque<std::string> queue_names_;                      // by number; a deque keeps them in place
+  std::unordered_map<std::string_view, uint32_t> queue_numbers_;  // views into queue_names_
   admission::ShapeTable shapes_;  // the entries' shape numbers, for as long as the builder lives
   std::string resolved_against_;
   uint64_t builds_ = 0;
