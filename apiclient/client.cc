@@ -327,8 +327,16 @@ std::unique_ptr<Client::Pipeline> Client::NewPipeline() { return std::unique_ptr
 
 void Client::Pipeline::Patch(uint64_t id, const Resource& r, const std::string& ns, const std::string& name,
                              PatchType type, const Json& body, const PatchOptions& options) {
+  Start(id, client_.PatchRequest(r, ns, name, type, body, options));
+}
+
+void Client::Pipeline::Create(uint64_t id, const Resource& r, const std::string& ns, const Json& object, Keep keep) {
+  Start(id, client_.CreateRequest(r, ns, object, keep));
+}
+
+void Client::Pipeline::Start(uint64_t id, Request req) {
   auto [it, added] = state_->pending.try_emplace(id);
-  it->second.req = client_.PatchRequest(r, ns, name, type, body, options);
+  it->second.req = std::move(req);
   Send(id, it->second);
 }
 
@@ -414,8 +422,12 @@ ApiResult<List> Client::ListAll(const Resource& r, const std::string& ns, const 
   return out;
 }
 
+Client::Request Client::CreateRequest(const Resource& r, const std::string& ns, const Json& object, Keep keep) const {
+  return {"POST", Path(r, ns, "", ""), object.dump(), {"Content-Type: application/json"}, /*idempotent=*/false, keep};
+}
+
 ApiResult<Json> Client::Create(const Resource& r, const std::string& ns, const Json& object, Keep keep) {
-  return Do({"POST", Path(r, ns, "", ""), object.dump(), {"Content-Type: application/json"}, false, keep});
+  return Do(CreateRequest(r, ns, object, keep));
 }
 
 ApiResult<Json> Client::Update(const Resource& r, const std::string& ns, const Json& object,

@@ -2,6 +2,7 @@
 
 #include "rota/apiclient/thread_name.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -32,7 +33,8 @@ EventRecorder::~EventRecorder() {
     queue_.clear();
   }
   queue_cv_.notify_all();
-  for (auto& t : senders_) t.join();
+  if (pipeline_) pipeline_->Wake();
+  if (sender_.joinable()) sender_.join();
 }
 
 double EventRecorder::Refilled(const Bucket& b, Clock::TimePoint now) const {
@@ -51,8 +53,9 @@ bool EventRecorder::Post(const ObjectReference& object, const std::string& type,
       return false;
     }
     queue_.push_back({object, type, reason, message});
-    if (senders_.empty()) {
-      for (int i = 0; i < 2; ++i) senders_.emplace_back([this] {
+    if (!sender_.joinable()) {
+      pipeline_ = client_.NewPipeline();
+      sender_ = std::thread([this] {
         NameThisThread("events");
         Send();
       });
@@ -68,22 +71,79 @@ uint64_t EventRecorder::dropped() const {
 }
 
 void EventRecorder::Send() {
+  // A round takes the queued events whose tokens are due within kRound (at most kMaxInFlight
+  // written at once), waits for the last one's token, and starts them all; while they are in
+  // flight, the next round gathers.
+  constexpr auto kRound = std::chrono::milliseconds(100);
+  constexpr size_t kMaxInFlight = 16;
+  Clock& clock = client_.clock();
+  uint64_t next_id = 0;
+  // Events being created, by id and by "namespace/name": a later count of one waits for its
+  // creation (a PATCH sent beside the POST could reach the apiserver first and find nothing),
+  // the newest count only.
+  std::map<uint64_t, std::string> creating;
+  std::map<std::string, Write> counts_waiting;
+  auto count = [&](const Write& w) {
+    PatchOptions o;
+    o.keep = Keep::kNothing;  // the reply is not read
+    pipeline_->Patch(++next_id, resources::kEvents, w.ns, w.name, PatchType::kMerge, w.body, o);
+  };
   for (;;) {
-    bucket_.Wait();  // a token per event, taken before the event, so that it waits in the queue
-    Queued q;
+    std::vector<Queued> round;
+    Clock::Duration due{0};
     {
       std::unique_lock<std::mutex> l(queue_mu_);
-      queue_cv_.wait(l, [this] { return stopping_ || !queue_.empty(); });
+      if (pipeline_->in_flight() == 0) queue_cv_.wait(l, [this] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
-      q = std::move(queue_.front());
-      queue_.pop_front();
+      while (!queue_.empty() && pipeline_->in_flight() + round.size() < kMaxInFlight) {
+        due = bucket_.Reserve();  // a token per event, taken before the event, so that it waits in the queue
+        round.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+        if (due >= kRound) break;
+      }
     }
-    Record(q.object, q.type, q.reason, q.message);
+    if (due > Clock::Duration::zero()) clock.SleepFor(due);
+    for (const Queued& q : round) {
+      Write w = Decide(q.object, q.type, q.reason, q.message);
+      if (w.kind == Write::Kind::kCreate) {
+        pipeline_->Create(++next_id, resources::kEvents, w.ns, w.body, Keep::kNothing);
+        creating.emplace(next_id, w.ns + "/" + w.body["metadata"]["name"].get<std::string>());
+      } else if (w.kind == Write::Kind::kCount) {
+        const std::string event = w.ns + "/" + w.name;
+        const bool waits = std::any_of(creating.begin(), creating.end(), [&](const auto& c) { return c.second == event; });
+        if (waits) counts_waiting[event] = std::move(w);
+        else count(w);
+      }
+    }
+    if (pipeline_->in_flight() == 0) continue;
+    // Outcomes are not read otherwise: a failed Event is not written again (client-go's
+    // broadcaster gives up after a few tries too; the object's status says the same).
+    for (auto& [id, result] : pipeline_->Poll(round.empty() ? kRound : std::chrono::milliseconds(0))) {
+      auto c = creating.find(id);
+      if (c == creating.end()) continue;
+      if (auto waiting = counts_waiting.extract(c->second)) count(waiting.mapped());
+      creating.erase(c);
+    }
   }
 }
 
 bool EventRecorder::Record(const ObjectReference& object, const std::string& type,
                            const std::string& reason, const std::string& message) {
+  Write w = Decide(object, type, reason, message);
+  switch (w.kind) {
+    case Write::Kind::kNone: return false;
+    case Write::Kind::kCreate: return client_.Create(resources::kEvents, w.ns, w.body, Keep::kNothing).ok();
+    case Write::Kind::kCount: {
+      PatchOptions o;
+      o.keep = Keep::kNothing;  // the reply is not read
+      return client_.Patch(resources::kEvents, w.ns, w.name, PatchType::kMerge, w.body, o).ok();
+    }
+  }
+  return false;
+}
+
+EventRecorder::Write EventRecorder::Decide(const ObjectReference& object, const std::string& type,
+                                           const std::string& reason, const std::string& message) {
   Clock& clock = client_.clock();
   const auto now = clock.Now();
   const std::string stamp = Rfc3339(clock.WallNow());
@@ -97,19 +157,17 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
     seen_.EraseIf([&](const auto&, const Seen& s) { return now - s.last >= std::chrono::minutes(10); });
     buckets_.EraseIf([&](const auto&, const Bucket& b) { return Refilled(b, now) >= limits_.per_object_burst; });
   }
+  Write w;
   Seen* seen = seen_.Find(key);
   if (seen && now - seen->last < std::chrono::minutes(10)) {
     Seen& s = *seen;
     s.count += 1;
     s.last = now;
-    const std::string name = s.event_name, ns = s.event_namespace;
-    const int count = s.count;
-    l.unlock();
-    PatchOptions o;
-    o.keep = Keep::kNothing;  // the reply is not read
-    auto r = client_.Patch(resources::kEvents, ns, name, PatchType::kMerge,
-                           {{"count", count}, {"lastTimestamp", stamp}}, o);
-    return r.ok();
+    w.kind = Write::Kind::kCount;
+    w.name = s.event_name;
+    w.ns = s.event_namespace;
+    w.body = {{"count", s.count}, {"lastTimestamp", stamp}};
+    return w;
   }
   // Spam filter: a token bucket per object.
   Bucket* found = buckets_.Find(object_key);
@@ -119,34 +177,35 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
     b.tokens = Refilled(b, now);
     b.last = now;
   }
-  if (b.tokens < 1) return false;
+  if (b.tokens < 1) return w;
   b.tokens -= 1;
-  const std::string ns = object.ns.empty() ? "default" : object.ns;
+  w.ns = object.ns.empty() ? "default" : object.ns;
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".%llx%04llx",
                 static_cast<unsigned long long>(clock.WallNow().time_since_epoch().count()),
                 static_cast<unsigned long long>(++serial_ & 0xffff));
   const std::string name = object.name + suffix;
-  seen_.Put(key, Seen{name, ns, 1, now});
+  seen_.Put(key, Seen{name, w.ns, 1, now});
   l.unlock();
-  Json event = {{"apiVersion", "v1"},
-                {"kind", "Event"},
-                {"metadata", {{"name", name}, {"namespace", ns}}},
-                {"involvedObject",
-                 {{"apiVersion", object.api_version},
-                  {"kind", object.kind},
-                  {"namespace", object.ns},
-                  {"name", object.name},
-                  {"uid", object.uid}}},
-                {"type", type},
-                {"reason", reason},
-                {"message", message},
-                {"source", {{"component", component_}}},
-                {"reportingComponent", component_},
-                {"count", 1},
-                {"firstTimestamp", stamp},
-                {"lastTimestamp", stamp}};
-  return client_.Create(resources::kEvents, ns, event, Keep::kNothing).ok();
+  w.kind = Write::Kind::kCreate;
+  w.body = {{"apiVersion", "v1"},
+            {"kind", "Event"},
+            {"metadata", {{"name", name}, {"namespace", w.ns}}},
+            {"involvedObject",
+             {{"apiVersion", object.api_version},
+              {"kind", object.kind},
+              {"namespace", object.ns},
+              {"name", object.name},
+              {"uid", object.uid}}},
+            {"type", type},
+            {"reason", reason},
+            {"message", message},
+            {"source", {{"component", component_}}},
+            {"reportingComponent", component_},
+            {"count", 1},
+            {"firstTimestamp", stamp},
+            {"lastTimestamp", stamp}};
+  return w;
 }
 
 }  // namespace rota::apiclient

@@ -404,6 +404,30 @@ TEST_F(ApiClientTest, EventsAreDeduplicated) {
   EXPECT_EQ(counts, (std::map<std::string, int>{{"Admitted", 1}, {"QuotaReserved", 3}}));
 }
 
+TEST_F(ApiClientTest, PostedEventsAreWrittenTogetherAndARepeatCountsOnTheEventBeingCreated) {
+  EventRecorder recorder(*client_, "rota-test");
+  auto ref = [&](const std::string& name) { return ObjectReference{"kueue.x-k8s.io/v1beta2", "Workload", ns(), name, "uid-" + name}; };
+  // One round: ten new Events, and two repeats of the first, which reach the sender while its
+  // Event is still being created.
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(recorder.Post(ref("w" + std::to_string(i)), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(recorder.Post(ref("w0"), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));
+  std::map<std::string, int> counts;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto list = client_->ListAll(resources::kEvents, ns());
+    ASSERT_TRUE(list.ok());
+    counts.clear();
+    for (const auto& e : list->items) counts[e["involvedObject"].value("name", "")] += e.value("count", 0);
+    if (counts.size() == 10 && counts["w0"] == 3) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  std::map<std::string, int> want;
+  for (int i = 0; i < 10; ++i) want["w" + std::to_string(i)] = 1;
+  want["w0"] = 3;  // one Event, counted up
+  EXPECT_EQ(counts, want);
+  EXPECT_EQ(recorder.dropped(), 0u);
+}
+
 TEST_F(ApiClientTest, EventsOfManyObjectsAreRememberedOnlyUpToTheLimit) {
   EventLimits limits;
   limits.max_remembered = 2;

@@ -160,6 +160,10 @@ class Client {
                                const std::function<bool(WatchEvent&)>& on_event,
                                const std::atomic<bool>* stop = nullptr);
 
+ private:
+  struct Request;  // (client.cc)
+
+ public:
   // Requests sent from the one thread that owns it, many at a time: as streams of one HTTP/2
   // connection where the server offers it, served by a single poll. For a thread that keeps many
   // writes going (a thread per request costs each one a wake-up, its own reads and a connection).
@@ -173,6 +177,9 @@ class Client {
     // be in flight already. May wait for the client's rate limit.
     void Patch(uint64_t id, const Resource& r, const std::string& ns, const std::string& name, PatchType type,
                const Json& body, const PatchOptions& options = {});
+    // Starts a Create (as Client::Create, never resent after a connection error: a POST may
+    // have been applied).
+    void Create(uint64_t id, const Resource& r, const std::string& ns, const Json& object, Keep keep = Keep::kAll);
     // Waits up to `timeout` (or until Wake) for requests to finish; returns those that did. A
     // request to be resent stays in flight until its last attempt.
     std::vector<std::pair<uint64_t, ApiResult<Json>>> Poll(std::chrono::milliseconds timeout);
@@ -185,6 +192,7 @@ class Client {
     struct State;  // the transport's requests, and each one's attempts (client.cc)
     struct Pending;
     explicit Pipeline(Client& client);
+    void Start(uint64_t id, Request req);
     void Send(uint64_t id, Pending& p);
 
     Client& client_;
@@ -206,9 +214,9 @@ class Client {
  private:
   Client(RestConfig config, Clock& clock, std::unique_ptr<Transport> transport);
 
-  struct Request;
   ApiResult<Json> Do(const Request& req);
   HttpRequest ToHttp(const Request& req) const;
+  Request CreateRequest(const Resource& r, const std::string& ns, const Json& object, Keep keep) const;
   Request PatchRequest(const Resource& r, const std::string& ns, const std::string& name, PatchType type,
                        const Json& body, const PatchOptions& options) const;
   // What `resp` means for `req` at its `attempt` (from 1): the result, and in `again` how long

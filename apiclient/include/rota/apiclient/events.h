@@ -5,15 +5,18 @@
 // Event's count instead of creating a new one, and each object gets at most `burst` distinct
 // events, refilled one per `refill` — so a busy controller cannot flood the apiserver.
 //
-// Thread-safe. Record() writes before it returns; Post() queues the event for background
-// senders and returns at once, so that a controller's loop never waits on Events. As with
-// client-go's broadcaster, posted events are best effort: the senders write at most `qps` per
+// Thread-safe. Record() writes before it returns; Post() queues the event for a background
+// sender and returns at once, so that a controller's loop never waits on Events. As with
+// client-go's broadcaster, posted events are best effort: the sender writes at most `qps` per
 // second (after a burst), and when `max_queued` are waiting a new one is dropped and counted.
-
+// The sender writes the events that are due together, several at once over one Pipeline of the
+// client, in rounds a tenth of a second apart while events keep coming: one at a time, each one
+// cost a wake-up and a round trip of its own.
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -67,7 +70,16 @@ class EventRecorder {
     ObjectReference object;
     std::string type, reason, message;
   };
-  void Send();
+  // What recording one event takes: a new Event, a higher count on the Event of an earlier same
+  // event, or nothing (the spam filter dropped it).
+  struct Write {
+    enum class Kind { kNone, kCreate, kCount } kind = Kind::kNone;
+    std::string ns, name;  // of the Event, for kCount
+    Json body;             // the Event, or the patch of its count
+  };
+  Write Decide(const ObjectReference& object, const std::string& type, const std::string& reason,
+               const std::string& message);
+  void Send();  // the sender's thread
   struct Seen {
     std::string event_name;
     std::string event_namespace;
@@ -94,7 +106,8 @@ class EventRecorder {
   mutable std::mutex queue_mu_;
   std::condition_variable queue_cv_;
   std::deque<Queued> queue_;
-  std::vector<std::thread> senders_;
+  std::unique_ptr<Client::Pipeline> pipeline_;  // the sender's; made with it
+  std::thread sender_;
   bool stopping_ = false;
   uint64_t dropped_ = 0;
 };
