@@ -1,5 +1,6 @@
 #include "queue_controller.h"
 
+#include <algorithm>
 #include <atomic>
 #include <ctime>
 #include <set>
@@ -416,7 +417,7 @@ void QueueController::Run(const std::atomic<bool>& stop) {
       wake_at_.reset();
     }
     // Let a burst of events settle into one pass.
-    const auto wait = BatchWait(config_.batch_period, last_pass_cpu_);
+    const auto wait = BatchWait(config_.batch_period, last_pass_cpu_, config_.cpu_share);
     if (metrics_) {
       metrics_->Set("rota_scheduling_batch_seconds", {}, std::chrono::duration<double>(wait).count());
       metrics_->Set("rota_scheduling_pass_cpu_seconds", {}, std::chrono::duration<double>(last_pass_cpu_).count());
@@ -444,20 +445,22 @@ void QueueController::Run(const std::atomic<bool>& stop) {
   for (auto* r : Reflectors()) r->Stop();
 }
 
-std::chrono::nanoseconds BatchWait(std::chrono::milliseconds batch_period, std::chrono::nanoseconds last_pass_cpu) {
+std::chrono::nanoseconds BatchWait(std::chrono::milliseconds batch_period, std::chrono::nanoseconds last_pass_cpu,
+                                   double cpu_share) {
   // A pass looks at every workload, so with a deep backlog it costs milliseconds, and under a
   // steady stream of changes (each finished workload is one) the loop would run a pass every
-  // batch period. Waiting kPassCpuMultiple times the last pass's CPU instead keeps the loop to
-  // about 1/(kPassCpuMultiple + 1) of a core, whatever the backlog; a small cluster's passes are
-  // far below the batch period and change nothing. In Kueue's baseline benchmark (12,000
-  // workloads waiting, passes of about 10 ms of CPU) fixed periods of 100, 250 and 500 ms gave
-  // 1,481, 703 and 354 passes and 27.3, 21.5 and 16.4 s of rota CPU; the wall time stayed within
-  // this machine's run-to-run spread, while at 500 ms medium and large workloads waited longer
-  // for admission (66 and 9.7 s on average, against 49-52 and 0.9-3.1 s). The wait is capped, so
-  // that even a huge backlog sees a pass every few seconds.
-  constexpr int kPassCpuMultiple = 20;
+  // batch period. Waiting (1 / cpu_share - 1) times the last pass's CPU instead keeps the loop to
+  // about cpu_share of a core, whatever the backlog; a small cluster's passes are far below the
+  // batch period and change nothing. In Kueue's baseline benchmark (12,000 workloads waiting,
+  // passes of about 10 ms of CPU) fixed periods of 100, 250 and 500 ms gave 1,481, 703 and 354
+  // passes and 27.3, 21.5 and 16.4 s of rota CPU; the wall time stayed within this machine's
+  // run-to-run spread, while at 500 ms medium and large workloads waited longer for admission (66
+  // and 9.7 s on average, against 49-52 and 0.9-3.1 s). The wait is capped, so that even a huge
+  // backlog sees a pass every few seconds.
   constexpr std::chrono::milliseconds kMaxStretch(2000);
-  const std::chrono::nanoseconds stretched = std::min<std::chrono::nanoseconds>(last_pass_cpu * kPassCpuMultiple, kMaxStretch);
+  const double multiple = 1 / std::clamp(cpu_share, 1e-3, 1.0) - 1;
+  const auto stretched = std::min<std::chrono::nanoseconds>(
+      std::chrono::nanoseconds(static_cast<int64_t>(static_cast<double>(last_pass_cpu.count()) * multiple)), kMaxStretch);
   return std::max<std::chrono::nanoseconds>(batch_period, stretched);
 }
 

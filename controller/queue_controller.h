@@ -39,10 +39,12 @@ struct NamespaceInfo {
   std::map<std::string, std::string> labels;
 };
 
-// How long changes gather before the scheduler's next pass: the configured batch period, or 20
-// times the CPU time the last pass took when that is longer (at most 2 s), so that under a steady
-// stream of changes the loop uses about 5% of a core however deep the backlog.
-std::chrono::nanoseconds BatchWait(std::chrono::milliseconds batch_period, std::chrono::nanoseconds last_pass_cpu);
+// How long changes gather before the scheduler's next pass: the configured batch period, or
+// (1 / cpu_share - 1) times the CPU time the last pass took when that is longer (at most 2 s), so
+// that under a steady stream of changes the loop uses at most about `cpu_share` of a core however
+// deep the backlog (by default 1/21: 20 times the pass).
+std::chrono::nanoseconds BatchWait(std::chrono::milliseconds batch_period, std::chrono::nanoseconds last_pass_cpu,
+                                   double cpu_share = 1.0 / 21);
 
 class QueueController {
  public:

@@ -36,7 +36,7 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
       {"clientConnection", {"qps", "burst", "http2"}},
       {"leaderElection", {"enabled", "leaseName", "leaseNamespace"}},
       {"fairSharing", {"enabled"}},
-      {"scheduling", {"batchPeriod"}},
+      {"scheduling", {"batchPeriod", "cpuShare"}},
       {"logging", {"level", "format"}},
       {"metrics", {"bindAddress"}},
       {"health", {"bindAddress"}},
@@ -81,6 +81,9 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
           if ((key == "leaseName" ? c.lease_name : c.lease_namespace).empty()) s = InvalidArgument(path + ": must not be empty");
         } else if (name == "fairSharing") {
           s = as_bool(c.fair_sharing);
+        } else if (name == "scheduling" && key == "cpuShare") {
+          try { c.cpu_share = v.as<double>(); } catch (const YAML::Exception&) { c.cpu_share = -1; }
+          if (!(c.cpu_share > 0 && c.cpu_share <= 1)) s = InvalidArgument(path + ": must be a number above 0 and at most 1");
         } else if (name == "scheduling") {
           if (!ParseDuration(v.as<std::string>(), c.batch_period)) {
             s = InvalidArgument(path + ": \"" + v.as<std::string>() + "\" is not a duration such as 100ms or 2s");

@@ -7,7 +7,8 @@
 //                      http2: false}            # HTTP/1.1 unless true (and DISABLE_HTTP2 unset)
 //   leaderElection: {enabled: false, leaseName: rota-controller, leaseNamespace: rota-system}
 //   fairSharing: {enabled: false}
-//   scheduling: {batchPeriod: 100ms}
+//   scheduling: {batchPeriod: 100ms,   # after a change, how long more changes gather before a pass
+//                cpuShare: 0.048}      # of a core, at most, for passes under a steady stream of changes
 //   logging: {level: info, format: text}   # format: text or json
 //   metrics: {bindAddress: ":8080"}          # Prometheus /metrics; "0" turns it off
 //   health: {bindAddress: ":8081"}           # /healthz and /readyz; "0" turns it off
@@ -40,6 +41,11 @@ struct RunConfig {
   bool fair_sharing = false;
   // How long the scheduler waits after a change for more changes before a pass.
   std::chrono::milliseconds batch_period{100};
+  // The share of a core the scheduling loop may use while changes keep coming: after a pass it
+  // waits (1 / share - 1) times that pass's CPU time, when that is longer than the batch period
+  // (see BatchWait). A deep backlog makes a pass cost milliseconds; a lower share then means
+  // fewer passes, each deciding more at once, and admissions later by up to the longer wait.
+  double cpu_share = 1.0 / 21;
   std::string log_level = "info";   // trace, debug, info, warn, error
   std::string log_format = "text";  // text or json
   std::string metrics_address = ":8080";  // host:port, ":port" for every interface, "0" for none

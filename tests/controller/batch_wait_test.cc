@@ -22,5 +22,12 @@ TEST(BatchWaitTest, StretchesWithThePassCostUpToACap) {
   EXPECT_EQ(BatchWait(milliseconds(5000), milliseconds(900)), milliseconds(5000));
 }
 
+// scheduling.cpuShare sets how many times a pass's CPU the loop waits.
+TEST(BatchWaitTest, TheCpuShareSetsTheStretch) {
+  EXPECT_EQ(BatchWait(milliseconds(100), milliseconds(12), 1.0 / 41), milliseconds(480));  // 40 times
+  EXPECT_EQ(BatchWait(milliseconds(100), milliseconds(12), 0.5), milliseconds(100));       // once: the period stands
+  EXPECT_EQ(BatchWait(milliseconds(10), milliseconds(12), 1.0), milliseconds(10));         // no stretch at all
+}
+
 }  // namespace
 }  // namespace rota::controller

@@ -10,7 +10,7 @@ TEST(RunConfigTest, ReadsEverySetting) {
 clientConnection: {qps: 200, burst: 400, http2: true}
 leaderElection: {enabled: true, leaseName: rota, leaseNamespace: kube-system}
 fairSharing: {enabled: true}
-scheduling: {batchPeriod: 250ms}
+scheduling: {batchPeriod: 250ms, cpuShare: 0.025}
 logging: {level: debug, format: json}
 metrics: {bindAddress: "127.0.0.1:9090"}
 health: {bindAddress: "0"}
@@ -24,6 +24,7 @@ webhook: {bindAddress: ":9443", certFile: /certs/tls.crt, keyFile: /certs/tls.ke
   EXPECT_EQ(c->lease_namespace, "kube-system");
   EXPECT_TRUE(c->fair_sharing);
   EXPECT_EQ(c->batch_period, std::chrono::milliseconds(250));
+  EXPECT_DOUBLE_EQ(c->cpu_share, 0.025);
   EXPECT_EQ(c->log_format, "json");
   EXPECT_EQ(c->metrics_address, "127.0.0.1:9090");
   EXPECT_EQ(c->health_address, "0");
@@ -52,6 +53,8 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
            Case{"clientConnection: {http2: maybe}", "rota.yaml: clientConnection.http2: must be true or false"},
            Case{"leaderElection: {enabled: maybe}", "rota.yaml: leaderElection.enabled: must be true or false"},
            Case{"scheduling: {batchPeriod: soon}", "rota.yaml: scheduling.batchPeriod: \"soon\" is not a duration such as 100ms or 2s"},
+           Case{"scheduling: {cpuShare: 0}", "rota.yaml: scheduling.cpuShare: must be a number above 0 and at most 1"},
+           Case{"scheduling: {cpuShare: half}", "rota.yaml: scheduling.cpuShare: must be a number above 0 and at most 1"},
            Case{"logging: {format: xml}", "rota.yaml: logging.format: use text or json"},
            Case{"logging: {level: loud}", "rota.yaml: logging.level: use one of trace, debug, info, warn, error"},
            Case{"- a\n- b", "rota.yaml: must be a map of settings"},
