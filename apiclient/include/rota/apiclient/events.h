@@ -50,7 +50,7 @@ struct EventLimits {
 class EventRecorder {
  public:
   EventRecorder(Client& client, std::string component, EventLimits limits = {});
-  // Stops the senders; events still queued are dropped.
+  // Stops the sender; events still queued, or not yet answered, are dropped.
   ~EventRecorder();
 
   // `type` is "Normal" or "Warning"; `reason` a CamelCase word; `message` a sentence.
@@ -58,7 +58,7 @@ class EventRecorder {
   bool Record(const ObjectReference& object, const std::string& type, const std::string& reason,
               const std::string& message);
 
-  // Queues the event for the background senders (started on first use). Returns false, and drops
+  // Queues the event for the background sender (started on first use). Returns false, and drops
   // the event, when `max_queued` are already waiting: Events are best effort, admissions are not.
   bool Post(const ObjectReference& object, const std::string& type, const std::string& reason,
             const std::string& message);
@@ -96,7 +96,7 @@ class EventRecorder {
   Client& client_;
   std::string component_;
   EventLimits limits_;
-  TokenBucket bucket_;  // the senders' rate
+  TokenBucket bucket_;  // the sender's rate
   std::mutex mu_;
   LruMap<std::tuple<std::string, std::string, std::string, std::string>, Seen> seen_;
   LruMap<std::string, Bucket> buckets_;  // per object uid (or key)
