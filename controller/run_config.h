@@ -31,9 +31,10 @@ struct RunConfig {
   // protection to the apiserver's API Priority and Fairness rather than a low client-side cap.
   double qps = 500;
   int burst = 1000;
-  // HTTP/2 to the apiserver. Off by default: rota's client keeps one connection per request in
-  // flight (a pool of them), so HTTP/2 multiplexes nothing and only adds its framing; in Kueue's
-  // baseline benchmark rota used about 15% less CPU over HTTP/1.1 (README, Performance).
+  // HTTP/2 to the apiserver. Off by default: in Kueue's baseline benchmark rota used about 15% less
+  // CPU over HTTP/1.1 when each write had a thread and a connection of its own, and the same CPU
+  // over either once the status writer and the Event sender multiplexed their writes over
+  // Pipelines (docs/controller.md).
   bool http2 = false;
   bool leader_election = false;
   std::string lease_name = "rota-controller";
