@@ -161,7 +161,7 @@ class Client {
                                const std::atomic<bool>* stop = nullptr);
 
  private:
-  struct Request;  // (client.cc)
+  struct Request;  // one request as the client sends it (client.cc); named here for Pipeline::Start
 
  public:
   // Requests sent from the one thread that owns it, many at a time: as streams of one HTTP/2
