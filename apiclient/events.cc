@@ -18,6 +18,13 @@ std::string Rfc3339(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
+// A count's patch, whose reply is not read.
+PatchOptions CountPatch() {
+  PatchOptions o;
+  o.keep = Keep::kNothing;
+  return o;
+}
+
 }  // namespace
 
 EventRecorder::EventRecorder(Client& client, std::string component, EventLimits limits)
@@ -84,9 +91,7 @@ void EventRecorder::Send() {
   std::map<uint64_t, std::string> creating;
   std::map<std::string, Write> counts_waiting;
   auto count = [&](const Write& w) {
-    PatchOptions o;
-    o.keep = Keep::kNothing;  // the reply is not read
-    pipeline_->Patch(++next_id, resources::kEvents, w.ns, w.name, PatchType::kMerge, w.body, o);
+    pipeline_->Patch(++next_id, resources::kEvents, w.ns, w.name, PatchType::kMerge, w.body, CountPatch());
   };
   for (;;) {
     std::vector<Queued> round;
@@ -107,7 +112,7 @@ void EventRecorder::Send() {
       Write w = Decide(q.object, q.type, q.reason, q.message);
       if (w.kind == Write::Kind::kCreate) {
         pipeline_->Create(++next_id, resources::kEvents, w.ns, w.body, Keep::kNothing);
-        creating.emplace(next_id, w.ns + "/" + w.body["metadata"]["name"].get<std::string>());
+        creating.emplace(next_id, w.ns + "/" + w.name);
       } else if (w.kind == Write::Kind::kCount) {
         const std::string event = w.ns + "/" + w.name;
         const bool waits = std::any_of(creating.begin(), creating.end(), [&](const auto& c) { return c.second == event; });
@@ -133,11 +138,8 @@ bool EventRecorder::Record(const ObjectReference& object, const std::string& typ
   switch (w.kind) {
     case Write::Kind::kNone: return false;
     case Write::Kind::kCreate: return client_.Create(resources::kEvents, w.ns, w.body, Keep::kNothing).ok();
-    case Write::Kind::kCount: {
-      PatchOptions o;
-      o.keep = Keep::kNothing;  // the reply is not read
-      return client_.Patch(resources::kEvents, w.ns, w.name, PatchType::kMerge, w.body, o).ok();
-    }
+    case Write::Kind::kCount:
+      return client_.Patch(resources::kEvents, w.ns, w.name, PatchType::kMerge, w.body, CountPatch()).ok();
   }
   return false;
 }
@@ -184,13 +186,13 @@ EventRecorder::Write EventRecorder::Decide(const ObjectReference& object, const 
   std::snprintf(suffix, sizeof suffix, ".%llx%04llx",
                 static_cast<unsigned long long>(clock.WallNow().time_since_epoch().count()),
                 static_cast<unsigned long long>(++serial_ & 0xffff));
-  const std::string name = object.name + suffix;
-  seen_.Put(key, Seen{name, w.ns, 1, now});
+  w.name = object.name + suffix;
+  seen_.Put(key, Seen{w.name, w.ns, 1, now});
   l.unlock();
   w.kind = Write::Kind::kCreate;
   w.body = {{"apiVersion", "v1"},
             {"kind", "Event"},
-            {"metadata", {{"name", name}, {"namespace", w.ns}}},
+            {"metadata", {{"name", w.name}, {"namespace", w.ns}}},
             {"involvedObject",
              {{"apiVersion", object.api_version},
               {"kind", object.kind},

@@ -74,7 +74,7 @@ class EventRecorder {
   // event, or nothing (the spam filter dropped it).
   struct Write {
     enum class Kind { kNone, kCreate, kCount } kind = Kind::kNone;
-    std::string ns, name;  // of the Event, for kCount
+    std::string ns, name;  // of the Event
     Json body;             // the Event, or the patch of its count
   };
   Write Decide(const ObjectReference& object, const std::string& type, const std::string& reason,
