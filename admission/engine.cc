@@ -221,6 +221,10 @@ class Scheduler {
   // Admits, in order, the pending workloads that fit in their ClusterQueue's nominal quota
   // without borrowing or preempting.
   void AdmitWithinNominal();
+  // Puts pending_ in scheduling order (InSchedulingOrder).
+  void SortPending();
+  // Whether the snapshot's `order` names every workload once (and can stand for the sort).
+  bool GivenOrderUsable() const;
 
   const Snapshot& snap_;
   Decisions out_;
@@ -905,6 +909,40 @@ void Scheduler::AdmitWithinNominal() {
   }
 }
 
+void Scheduler::SortPending() {
+  // Sorted as compact entries: the specs are large and scattered, and reading them in every
+  // comparison costs cache misses.
+  struct Order {
+    int32_t priority;
+    int64_t creation_time;
+    std::string_view key;  // (a view: comparing reads the text without the spec's string first)
+    int wl;
+  };
+  std::vector<Order> order;
+  order.reserve(pending_.size());
+  for (int wi : pending_) {
+    const WorkloadSpec& s = *wls_[wi].spec;
+    order.push_back({s.priority, s.creation_time, s.key, wi});
+  }
+  std::sort(order.begin(), order.end(), [](const Order& x, const Order& y) {  // as InSchedulingOrder
+    if (x.priority != y.priority) return x.priority > y.priority;
+    if (x.creation_time != y.creation_time) return x.creation_time < y.creation_time;
+    return x.key < y.key;
+  });
+  for (size_t i = 0; i < order.size(); ++i) pending_[i] = order[i].wl;
+}
+
+bool Scheduler::GivenOrderUsable() const {
+  const size_t n = snap_.workloads.size();
+  if (snap_.order.size() != n) return false;
+  std::vector<bool> seen(n, false);
+  for (uint32_t i : snap_.order) {
+    if (i >= n || seen[i]) return false;
+    seen[i] = true;
+  }
+  return true;
+}
+
 Decisions Scheduler::Run() {
   Index();
   BuildTree();
@@ -956,31 +994,17 @@ Decisions Scheduler::Run() {
     cq.admitted.push_back(static_cast<int>(i));
   }
 
-  for (size_t i = 0; i < wls_.size(); ++i) {
-    if (!wls_[i].admitted) pending_.push_back(static_cast<int>(i));
+  // Scheduling order: the snapshot's, when it gives one, or sorted here.
+  if (GivenOrderUsable()) {
+    for (uint32_t wi : snap_.order)
+      if (!wls_[wi].admitted) pending_.push_back(static_cast<int>(wi));
+  } else {
+    for (size_t i = 0; i < wls_.size(); ++i)
+      if (!wls_[i].admitted) pending_.push_back(static_cast<int>(i));
+    SortPending();
   }
   pending_reason_.resize(wls_.size());
   pending_message_.resize(wls_.size());
-  // Scheduling order: priority, then creation time, then key. Sorted as compact entries: the
-  // specs are large and scattered, and reading them in every comparison costs cache misses.
-  struct Order {
-    int32_t priority;
-    int64_t creation_time;
-    std::string_view key;  // (a view: comparing reads the text without the spec's string first)
-    int wl;
-  };
-  std::vector<Order> order;
-  order.reserve(pending_.size());
-  for (int wi : pending_) {
-    const WorkloadSpec& s = *wls_[wi].spec;
-    order.push_back({s.priority, s.creation_time, s.key, wi});
-  }
-  std::sort(order.begin(), order.end(), [](const Order& x, const Order& y) {
-    if (x.priority != y.priority) return x.priority > y.priority;
-    if (x.creation_time != y.creation_time) return x.creation_time < y.creation_time;
-    return x.key < y.key;
-  });
-  for (size_t i = 0; i < order.size(); ++i) pending_[i] = order[i].wl;
 
   auto consider = [&](int wi) {
     Workload& w = wls_[wi];

@@ -4,6 +4,7 @@
 // allocated per workload (the snapshot's, and the engine's peak on top of it).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -190,12 +191,19 @@ Snapshot BuildBacklog() {
 }
 
 // `numbered`: the workloads carry shape numbers, as `rota run`'s snapshot builder gives them
-// (ShapeTable); otherwise the engine compares pod sets to find look-alikes.
-void RunBacklog(benchmark::State& state, bool numbered) {
+// (ShapeTable); otherwise the engine compares pod sets to find look-alikes. `ordered`: the
+// snapshot gives the scheduling order, as that builder keeps it (Snapshot::order); otherwise the
+// engine sorts.
+void RunBacklog(benchmark::State& state, bool numbered, bool ordered = false) {
   Snapshot s = BuildBacklog();
   ShapeTable shapes;
   if (numbered)
     for (WorkloadSpec& w : s.workloads) w.shape = shapes.Of(w);
+  if (ordered) {
+    for (uint32_t i = 0; i < s.workloads.size(); ++i) s.order.push_back(i);
+    std::sort(s.order.begin(), s.order.end(),
+              [&s](uint32_t a, uint32_t b) { return InSchedulingOrder(s.workloads[a], s.workloads[b]); });
+  }
   size_t pending = 0, admitted = 0;
   for (auto _ : state) {
     Decisions d = Schedule(s);
@@ -212,5 +220,9 @@ void BM_SchedulePass_KueueBaselineBacklog_12kPending(benchmark::State& state) { 
 BENCHMARK(BM_SchedulePass_KueueBaselineBacklog_12kPending)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_SchedulePass_KueueBaselineBacklog_12kPending_ShapesNumbered(benchmark::State& state) { RunBacklog(state, true); }
 BENCHMARK(BM_SchedulePass_KueueBaselineBacklog_12kPending_ShapesNumbered)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_SchedulePass_KueueBaselineBacklog_12kPending_ShapesNumbered_OrderGiven(benchmark::State& state) {
+  RunBacklog(state, true, true);
+}
+BENCHMARK(BM_SchedulePass_KueueBaselineBacklog_12kPending_ShapesNumbered_OrderGiven)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

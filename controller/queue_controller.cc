@@ -496,15 +496,15 @@ void QueueController::Pass() {
   // Finished workloads hold no quota and need no status: they are not copied into the pass (the
   // cache's view holds only the unfinished ones). Overlay what we wrote but have not seen back
   // yet; forget assumptions the cache confirms. The few assumed keys are told by their hashes
-  // first, so that the many others are not hashed or read.
+  // first, so that the many others are not hashed or read. An object the snapshot builder holds
+  // from the last pass is only vouched for, not copied (SnapshotBuilder::StillHas).
   std::unordered_set<size_t> assumed_hashes;
   for (const auto& entry : assumed_) assumed_hashes.insert(std::hash<std::string>{}(entry.first));
-  state.workloads.reserve(workloads_->ViewSize());
   workloads_->ForEachInView([&](const apiclient::Informer<api::Workload>::ViewEntry& e) {
     const std::shared_ptr<const api::Workload>& shared = e.object;
     auto it = assumed_hashes.count(e.key_hash) ? assumed_.find(*e.key) : assumed_.end();
     if (it == assumed_.end()) {
-      state.workloads.push_back(shared);
+      if (!snapshot_builder_.StillHas(shared.get())) state.workloads.push_back(shared);
       return;
     }
     const api::Workload& w = *shared;
@@ -623,8 +623,8 @@ void QueueController::Pass() {
     std::set<std::string> decided;
     for (const auto& a : d.admitted) decided.insert(a.workload);
     for (const auto& p : d.preempted) decided.insert(p.workload);
-    for (const auto& shared : state.workloads) {
-      const api::Workload& w = *shared;
+    for (size_t i = 0; i < snapshot.workloads.size(); ++i) {
+      const api::Workload& w = snapshot_builder_.ObjectAt(i);  // (state.workloads has only the changed ones)
       if (!w.status || !w.status->admission) continue;
       const std::string key = w.metadata.namespace_ + "/" + w.metadata.name;
       if (decided.count(key) || IsFinished(w)) continue;

@@ -530,6 +530,30 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
   Resolver resolver(state);
   resolver.keep_going = true;
   resolver.shapes = &shapes_;
+  // Makes slot i's entry from `shared`.
+  auto make = [&](size_t i, std::shared_ptr<const Workload> shared) {
+    const Workload& w = *shared;
+    Slot& slot = slots_[i];
+    adm::WorkloadSpec& entry = snapshot_.workloads[i];
+    const bool same_spec = slot.object && slot.pod_sets_read && w.metadata.generation &&
+                           slot.object->metadata.generation == w.metadata.generation &&
+                           slot.object->metadata.uid == w.metadata.uid;
+    adm::WorkloadSpec e;
+    SpecInfo info;
+    (void)WorkloadSpecOf(w, resolver, same_spec ? &entry : nullptr, e, info);  // keep_going: no error
+    if (slot.placed && (e.priority != entry.priority || e.creation_time != entry.creation_time)) {
+      snapshot_.order[order_pos_[i]] = kGone;  // placed again below, by its new priority or time
+      slot.placed = false;
+    }
+    entry = std::move(e);
+    slot.local_queue = NumberOf(w.metadata.namespace_ + "/" + w.spec.queue_name);
+    slot.cluster_queue = entry.cluster_queue.empty() ? kNoQueue : NumberOf(entry.cluster_queue);
+    slot.remake = info.depends_on_now;
+    slot.pod_sets_read = info.pod_sets_read;
+    slot.seen = builds_;
+    by_object_[&w] = i;
+    slot.object = std::move(shared);
+  };
   for (const auto& shared : state.workloads) {
     const Workload& w = *shared;
     if (!remake_all) {
@@ -556,45 +580,78 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
       }
       slots_.emplace_back();
       snapshot_.workloads.emplace_back();
+      order_pos_.push_back(kGone);
       slots_[i].key = key;
       by_key_.emplace(std::move(key), i);
     }
-    Slot& slot = slots_[i];
-    adm::WorkloadSpec& entry = snapshot_.workloads[i];
-    const bool same_spec = slot.object && slot.pod_sets_read && w.metadata.generation &&
-                           slot.object->metadata.generation == w.metadata.generation &&
-                           slot.object->metadata.uid == w.metadata.uid;
-    adm::WorkloadSpec e;
-    SpecInfo info;
-    (void)WorkloadSpecOf(w, resolver, same_spec ? &entry : nullptr, e, info);  // keep_going: no error
-    entry = std::move(e);
-    slot.object = shared;
-    slot.local_queue = NumberOf(w.metadata.namespace_ + "/" + w.spec.queue_name);
-    slot.cluster_queue = entry.cluster_queue.empty() ? kNoQueue : NumberOf(entry.cluster_queue);
-    slot.remake = info.depends_on_now;
-    slot.pod_sets_read = info.pod_sets_read;
-    slot.seen = builds_;
-    by_object_[&w] = i;
+    make(i, shared);
+  }
+  // The entries the caller vouched for (StillHas) stay, made again from their objects when
+  // everything is.
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].vouched != builds_ || slots_[i].seen == builds_) continue;
+    if (remake_all) make(i, slots_[i].object);
+    else slots_[i].seen = builds_;
   }
   // Workloads gone from the state (deleted, finished) are forgotten; the last entry fills the gap.
   for (size_t i = slots_.size(); i-- > 0;) {
     if (slots_[i].seen == builds_) continue;
     by_object_.erase(slots_[i].object.get());
     by_key_.erase(slots_[i].key);
+    if (slots_[i].placed) snapshot_.order[order_pos_[i]] = kGone;
     const size_t last = slots_.size() - 1;
     if (i != last) {
       slots_[i] = std::move(slots_[last]);
       snapshot_.workloads[i] = std::move(snapshot_.workloads[last]);
+      order_pos_[i] = order_pos_[last];
+      if (slots_[i].placed) snapshot_.order[order_pos_[i]] = static_cast<uint32_t>(i);
       by_key_[slots_[i].key] = i;
       by_object_[slots_[i].object.get()] = i;
     }
     slots_.pop_back();
     snapshot_.workloads.pop_back();
+    order_pos_.pop_back();
   }
+  PlaceInOrder();
   // Names of queues no workload names any more (deleted LocalQueues, typos) are let go once they
   // outnumber the workloads, so that the table stays within a small multiple of what is in use.
   if (queue_names_.size() > 2 * slots_.size() + 1024) RenumberQueues();
   return Status::Ok();
+}
+
+bool SnapshotBuilder::StillHas(const Workload* object) {
+  auto it = by_object_.find(object);
+  if (it == by_object_.end() || slots_[it->second].remake) return false;
+  slots_[it->second].vouched = builds_ + 1;  // (the next build's number)
+  return true;
+}
+
+void SnapshotBuilder::PlaceInOrder() {
+  std::vector<uint32_t> fresh;
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (!slots_[i].placed) fresh.push_back(static_cast<uint32_t>(i));
+  std::vector<uint32_t>& order = snapshot_.order;
+  if (fresh.empty() && order.size() == slots_.size()) return;  // nothing left, came or moved
+  const auto& entries = snapshot_.workloads;
+  auto before = [&entries](uint32_t a, uint32_t b) { return adm::InSchedulingOrder(entries[a], entries[b]); };
+  std::sort(fresh.begin(), fresh.end(), before);
+  // The kept entries stay in their order; each new one goes after the last kept entry that is not
+  // behind it (found by halving, so that a pass compares a few entries per new one rather than
+  // walking every waiting workload).
+  std::vector<uint32_t> merged;
+  merged.reserve(slots_.size());
+  order.erase(std::remove(order.begin(), order.end(), kGone), order.end());
+  auto from = order.begin();
+  for (uint32_t f : fresh) {
+    auto to = std::upper_bound(from, order.end(), f, before);
+    merged.insert(merged.end(), from, to);
+    merged.push_back(f);
+    from = to;
+  }
+  merged.insert(merged.end(), from, order.end());
+  order = std::move(merged);
+  for (size_t p = 0; p < order.size(); ++p) order_pos_[order[p]] = static_cast<uint32_t>(p);
+  for (uint32_t f : fresh) slots_[f].placed = true;
 }
 
 uint32_t SnapshotBuilder::NumberOf(std::string_view queue_name) {

@@ -267,5 +267,39 @@ TEST(EnginePropertyTest, ShapeNumbersChangeNoDecision) {
   EXPECT_GT(numbered, 0);  // the scenarios do have numbered look-alikes
 }
 
+// A snapshot's `order` (as `rota run`'s snapshot builder keeps it) only spares the engine its
+// sort: in scheduling order it gives the decisions of a sort; an order that does not name every
+// workload once is ignored; and a permutation in another order is followed (so the order given is
+// really the one used, and the first check is not vacuous).
+TEST(EnginePropertyTest, AGivenOrderStandsForTheSort) {
+  int followed = 0;
+  for (uint32_t seed = 0; seed < 500; ++seed) {
+    Scenario sc = Generate(seed);
+    std::mt19937 rng(seed);
+    int serial = 0;
+    AddPending(sc, rng, 8, serial);
+    Apply(sc.snapshot, Schedule(sc.snapshot), 1);
+    AddPending(sc, rng, 12, serial);
+    const std::string expected = Dump(Schedule(sc.snapshot));
+    Snapshot ordered = sc.snapshot;
+    for (uint32_t i = 0; i < ordered.workloads.size(); ++i) ordered.order.push_back(i);
+    std::sort(ordered.order.begin(), ordered.order.end(), [&](uint32_t a, uint32_t b) {
+      return InSchedulingOrder(ordered.workloads[a], ordered.workloads[b]);
+    });
+    ASSERT_EQ(Dump(Schedule(ordered)), expected) << "seed " << seed;
+
+    Snapshot broken = ordered;
+    broken.order.back() = broken.order.front();  // one index twice, one missing
+    ASSERT_EQ(Dump(Schedule(broken)), expected) << "seed " << seed;
+    broken.order.pop_back();  // one short
+    ASSERT_EQ(Dump(Schedule(broken)), expected) << "seed " << seed;
+
+    Snapshot reversed = ordered;
+    std::reverse(reversed.order.begin(), reversed.order.end());
+    followed += Dump(Schedule(reversed)) != expected;
+  }
+  EXPECT_GT(followed, 0);
+}
+
 }  // namespace
 }  // namespace rota::admission

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 
 namespace rota::api {
 namespace {
@@ -345,6 +346,96 @@ TEST(SnapshotBuilderTest, AgreesWithBuildSnapshotThroughChanges) {
     ASSERT_TRUE(fresh_snapshot.ok());
     EXPECT_EQ(by_key(b.snapshot()), by_key(*fresh_snapshot)) << "step " << step;
   }
+}
+
+// A caller that vouches for the objects the builder already holds passes only the changed ones:
+// the vouched entries stay (and are resolved again when their queues change), an entry neither
+// vouched for nor passed goes, and an object the builder does not hold cannot be vouched for.
+TEST(SnapshotBuilderTest, EntriesVouchedForStayWithoutTheirObjects) {
+  ClusterState state = TeamState();
+  state.keep_going = true;
+  auto a = GpuWorkload("a", 1, 1), b = GpuWorkload("b", 1, 2), c = GpuWorkload("c", 1, 3);
+  state.workloads = {a, b, c};
+  SnapshotBuilder builder;
+  ASSERT_TRUE(builder.Build(state).ok());
+
+  auto b2 = GpuWorkload("b", 2, 4);
+  EXPECT_FALSE(builder.StillHas(b2.get()));
+  EXPECT_TRUE(builder.StillHas(a.get()));
+  state.workloads = {b2};  // a vouched for, b changed, c gone
+  ASSERT_TRUE(builder.Build(state).ok());
+  EXPECT_EQ(builder.snapshot().workloads.size(), 2u);
+  EXPECT_EQ(GpusOf(builder, "ml/a"), 1);
+  EXPECT_EQ(GpusOf(builder, "ml/b"), 4);
+  EXPECT_EQ(GpusOf(builder, "ml/c"), -1);
+  EXPECT_EQ(builder.Find("ml/a")->cluster_queue, "team");
+
+  // The LocalQueue now points elsewhere: the vouched entry is resolved again too.
+  state.local_queues[0].metadata.resource_version = "2";
+  state.local_queues[0].metadata.generation = 2;
+  state.local_queues[0].spec.cluster_queue = "other";
+  EXPECT_TRUE(builder.StillHas(a.get()));
+  EXPECT_TRUE(builder.StillHas(b2.get()));
+  state.workloads = {};
+  ASSERT_TRUE(builder.Build(state).ok());
+  ASSERT_EQ(builder.snapshot().workloads.size(), 2u);
+  EXPECT_EQ(builder.Find("ml/a")->cluster_queue, "other");
+  EXPECT_EQ(builder.Find("ml/b")->cluster_queue, "other");
+  EXPECT_EQ(&builder.ObjectAt(builder.snapshot().order.at(0)), a.get());  // (created at the same time: by key)
+
+  // Not vouched for again: gone.
+  ASSERT_TRUE(builder.Build(state).ok());
+  EXPECT_TRUE(builder.snapshot().workloads.empty());
+  EXPECT_TRUE(builder.snapshot().order.empty());
+}
+
+// The order the builder keeps from build to build is the one a sort of the current entries
+// gives, through workloads that come, go, change priority and are created again under their
+// name, and a build that changes nothing.
+TEST(SnapshotBuilderTest, KeepsTheSchedulingOrderThroughChanges) {
+  ClusterState state = TeamState();
+  state.keep_going = true;
+  state.priority_classes.push_back(*DecodeObject<WorkloadPriorityClass>(
+      Json::parse(R"({"metadata": {"name": "high", "resourceVersion": "1"}, "value": 100})")));
+  SnapshotBuilder b;
+  std::mt19937 rng(7);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  auto workload = [&](const std::string& name, int created, bool high) {
+    Workload w = *GpuWorkload(name, 1, 1);
+    // Many share a creation second, so that keys break ties.
+    w.metadata.creation_timestamp = FormatTime(1'790'000'000 + created / 4);
+    w.metadata.uid = "uid-" + name + "-" + std::to_string(created);
+    if (high) w.spec.priority_class_ref = PriorityClassRef{"kueue.x-k8s.io", "WorkloadPriorityClass", "high"};
+    return std::make_shared<const Workload>(std::move(w));
+  };
+  int created = 0;
+  for (int step = 0; step < 60; ++step) {
+    const int changes = step % 10 == 9 ? 0 : 1 + pick(12);
+    for (int c = 0; c < changes; ++c) {
+      const std::string name = "w" + std::to_string(pick(80));
+      auto it = std::find_if(state.workloads.begin(), state.workloads.end(),
+                             [&](const auto& w) { return w->metadata.name == name; });
+      if (it == state.workloads.end()) {
+        state.workloads.push_back(workload(name, created++, pick(3) == 0));
+      } else if (pick(3) == 0) {
+        state.workloads.erase(it);
+      } else {
+        *it = workload(name, pick(2) ? created++ : 0, pick(2) == 0);  // new time or priority (or both)
+      }
+    }
+    std::shuffle(state.workloads.begin(), state.workloads.end(), rng);
+    ASSERT_TRUE(b.Build(state).ok());
+    const admission::Snapshot& s = b.snapshot();
+    ASSERT_EQ(s.order.size(), s.workloads.size()) << "step " << step;
+    std::vector<std::string> kept, sorted;
+    for (uint32_t i : s.order) kept.push_back(s.workloads.at(i).key);
+    std::vector<const admission::WorkloadSpec*> entries;
+    for (const auto& w : s.workloads) entries.push_back(&w);
+    std::sort(entries.begin(), entries.end(), [](const auto* x, const auto* y) { return admission::InSchedulingOrder(*x, *y); });
+    for (const auto* w : entries) sorted.push_back(w->key);
+    ASSERT_EQ(kept, sorted) << "step " << step;
+  }
+  EXPECT_GT(b.snapshot().workloads.size(), 20u);
 }
 
 }  // namespace

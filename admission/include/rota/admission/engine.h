@@ -2,7 +2,7 @@
 
 // The admission engine: one scheduling pass over a Snapshot, returning decisions. Pure and
 // deterministic: no I/O, clock, logging or randomness; the same snapshot (in any order of its
-// lists) gives the same decisions.
+// lists) gives the same decisions, and so does one whose `order` is given (it spares the sort).
 //
 // Semantics (Kueue's documented behaviour, see docs/engine.md):
 // - quota per ClusterQueue, flavor and resource; nominal quota is guaranteed; within a cohort
