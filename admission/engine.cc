@@ -135,6 +135,12 @@ struct Workload {
   bool admitted = false;
   bool admitted_this_pass = false;
   bool victim = false;
+  // Copied from the spec, for the passes over thousands of waiting workloads in scheduling order:
+  // read there, the specs (large, and far apart in that order) cost a cache miss each.
+  bool inadmissible = false;  // spec->inadmissible_reason is set
+  int32_t priority = 0;
+  uint32_t shape = 0;
+  std::string_view key;
   Needs usage;      // what it holds, when admitted
 };
 
@@ -595,8 +601,8 @@ bool SameShape(const WorkloadSpec& a, const WorkloadSpec& b) {
 }  // namespace
 
 ClusterQueue::Shape* Scheduler::ShapeOf(const Workload& w, ClusterQueue& cq) {
-  if (w.spec->shape != 0) {  // numbered by the snapshot's maker: no pod sets to compare
-    auto [it, fresh] = cq.shape_by_number.try_emplace(w.spec->shape, nullptr);
+  if (w.shape != 0) {  // numbered by the snapshot's maker: no pod sets to compare
+    auto [it, fresh] = cq.shape_by_number.try_emplace(w.shape, nullptr);
     if (fresh) {
       it->second = &cq.shapes.emplace_back();
       it->second->example = w.spec;
@@ -813,7 +819,7 @@ bool Scheduler::TryAdmit(int wi) {
   // outcome depends on nothing else, unless newer workloads of equal priority may be preempted).
   ClusterQueue::Shape* shape = ShapeOf(w, cq);
   const bool memo = shape && cq.spec->within_cluster_queue != WithinClusterQueue::kLowerOrNewerEqualPriority;
-  if (memo && shape->failed_version == tree_.TreeVersion(cq.node) && shape->failed_priority == ws.priority) {
+  if (memo && shape->failed_version == tree_.TreeVersion(cq.node) && shape->failed_priority == w.priority) {
     pending_reason_[wi] = shape->failed_reason;
     pending_message_[wi] = shape->failed_message;
     return false;
@@ -892,8 +898,7 @@ void Scheduler::AdmitWithinNominal() {
   std::unordered_set<int> stopped;
   for (int wi : pending_) {
     Workload& w = wls_[wi];
-    const WorkloadSpec& ws = *w.spec;
-    if (!ws.inadmissible_reason.empty() || w.cq < 0) continue;
+    if (w.inadmissible || w.cq < 0) continue;
     const int ci = cq_of_node_.at(w.cq);
     ClusterQueue& cq = cqs_[ci];
     if (!cq.inactive.empty() || stopped.count(ci)) continue;
@@ -957,6 +962,10 @@ Decisions Scheduler::Run() {
     const WorkloadSpec* s = &spec;
     Workload w;
     w.spec = s;
+    w.inadmissible = !s->inadmissible_reason.empty();
+    w.priority = s->priority;
+    w.shape = s->shape;
+    w.key = s->key;
     const std::string& cq_name = s->admission ? s->admission->cluster_queue : s->cluster_queue;
     auto it = cq_by_name.find(cq_name);
     if (it != cq_by_name.end()) w.cq = cqs_[it->second].node;
@@ -1008,12 +1017,12 @@ Decisions Scheduler::Run() {
 
   auto consider = [&](int wi) {
     Workload& w = wls_[wi];
-    const WorkloadSpec& s = *w.spec;
-    if (!s.inadmissible_reason.empty()) {
-      pending_reason_[wi] = s.inadmissible_reason;
-      pending_message_[wi] = s.inadmissible_message;
+    if (w.inadmissible) {
+      pending_reason_[wi] = w.spec->inadmissible_reason;
+      pending_message_[wi] = w.spec->inadmissible_message;
       return;
     }
+    const WorkloadSpec& s = *w.spec;
     if (w.cq < 0) {
       pending_reason_[wi] = "Inadmissible";
       pending_message_[wi] = s.cluster_queue.empty() ? std::string_view("the workload names no ClusterQueue")
@@ -1094,7 +1103,7 @@ Decisions Scheduler::Run() {
     const Workload& w = wls_[wi];
     if (w.admitted) continue;
     const int32_t position = w.cq < 0 ? -1 : queued[cq_of_node_.at(w.cq)]++;
-    out_.pending.push_back({w.spec->key, pending_reason_[wi], pending_message_[wi],
+    out_.pending.push_back({w.key, pending_reason_[wi], pending_message_[wi],
                             static_cast<size_t>(wi), position});
   }
   return std::move(out_);

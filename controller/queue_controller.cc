@@ -500,11 +500,13 @@ void QueueController::Pass() {
   // from the last pass is only vouched for, not copied (SnapshotBuilder::StillHas).
   std::unordered_set<size_t> assumed_hashes;
   for (const auto& entry : assumed_) assumed_hashes.insert(std::hash<std::string>{}(entry.first));
+  size_t place = 0;  // in the view, which moves few of its entries between passes
   workloads_->ForEachInView([&](const apiclient::Informer<api::Workload>::ViewEntry& e) {
     const std::shared_ptr<const api::Workload>& shared = e.object;
+    const size_t here = place++;
     auto it = assumed_hashes.count(e.key_hash) ? assumed_.find(*e.key) : assumed_.end();
     if (it == assumed_.end()) {
-      if (!snapshot_builder_.StillHas(shared.get())) state.workloads.push_back(shared);
+      if (!snapshot_builder_.StillHas(shared.get(), here)) state.workloads.push_back(shared);
       return;
     }
     const api::Workload& w = *shared;

@@ -546,6 +546,7 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
       slot.placed = false;
     }
     entry = std::move(e);
+    if (slot.object != shared || info.depends_on_now) Unhint(i);  // (StillHas is for unchanged entries)
     slot.local_queue = NumberOf(w.metadata.namespace_ + "/" + w.spec.queue_name);
     slot.cluster_queue = entry.cluster_queue.empty() ? kNoQueue : NumberOf(entry.cluster_queue);
     slot.remake = info.depends_on_now;
@@ -581,6 +582,7 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
       slots_.emplace_back();
       snapshot_.workloads.emplace_back();
       order_pos_.push_back(kGone);
+      vouched_.push_back(0);
       slots_[i].key = key;
       by_key_.emplace(std::move(key), i);
     }
@@ -588,22 +590,24 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
   }
   // The entries the caller vouched for (StillHas) stay, made again from their objects when
   // everything is.
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    if (slots_[i].vouched != builds_ || slots_[i].seen == builds_) continue;
-    if (remake_all) make(i, slots_[i].object);
-    else slots_[i].seen = builds_;
+  if (remake_all) {
+    for (size_t i = 0; i < slots_.size(); ++i)
+      if (vouched_[i] == builds_ && slots_[i].seen != builds_) make(i, slots_[i].object);
   }
   // Workloads gone from the state (deleted, finished) are forgotten; the last entry fills the gap.
   for (size_t i = slots_.size(); i-- > 0;) {
-    if (slots_[i].seen == builds_) continue;
+    if (slots_[i].seen == builds_ || vouched_[i] == builds_) continue;
     by_object_.erase(slots_[i].object.get());
     by_key_.erase(slots_[i].key);
+    Unhint(i);
     if (slots_[i].placed) snapshot_.order[order_pos_[i]] = kGone;
     const size_t last = slots_.size() - 1;
     if (i != last) {
       slots_[i] = std::move(slots_[last]);
       snapshot_.workloads[i] = std::move(snapshot_.workloads[last]);
       order_pos_[i] = order_pos_[last];
+      vouched_[i] = vouched_[last];
+      if (slots_[i].hint != kNoHint && hints_[slots_[i].hint].slot == last) hints_[slots_[i].hint].slot = static_cast<uint32_t>(i);
       if (slots_[i].placed) snapshot_.order[order_pos_[i]] = static_cast<uint32_t>(i);
       by_key_[slots_[i].key] = i;
       by_object_[slots_[i].object.get()] = i;
@@ -611,6 +615,7 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
     slots_.pop_back();
     snapshot_.workloads.pop_back();
     order_pos_.pop_back();
+    vouched_.pop_back();
   }
   PlaceInOrder();
   // Names of queues no workload names any more (deleted LocalQueues, typos) are let go once they
@@ -619,11 +624,31 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
   return Status::Ok();
 }
 
-bool SnapshotBuilder::StillHas(const Workload* object) {
+bool SnapshotBuilder::StillHas(const Workload* object, size_t place) {
+  const uint64_t next = builds_ + 1;
+  if (place < hints_.size() && hints_[place].object == object) {
+    vouched_[hints_[place].slot] = next;
+    return true;
+  }
   auto it = by_object_.find(object);
   if (it == by_object_.end() || slots_[it->second].remake) return false;
-  slots_[it->second].vouched = builds_ + 1;  // (the next build's number)
+  const size_t i = it->second;
+  vouched_[i] = next;
+  if (place < 4 * slots_.size() + 1024) {  // (places are the caller's; a wild one is not kept)
+    if (place >= hints_.size()) hints_.resize(place + 1);
+    Unhint(i);
+    if (hints_[place].object) slots_[hints_[place].slot].hint = kNoHint;  // another slot's place before
+    hints_[place] = Hint{object, static_cast<uint32_t>(i)};
+    slots_[i].hint = static_cast<uint32_t>(place);
+  }
   return true;
+}
+
+void SnapshotBuilder::Unhint(size_t slot) {
+  uint32_t& h = slots_[slot].hint;
+  if (h == kNoHint) return;
+  if (hints_[h].object && hints_[h].slot == slot) hints_[h] = Hint{};
+  h = kNoHint;
 }
 
 void SnapshotBuilder::PlaceInOrder() {
@@ -686,6 +711,7 @@ adm::WorkloadSpec* SnapshotBuilder::Mutable(const std::string& key) {
   auto it = by_key_.find(key);
   if (it == by_key_.end()) return nullptr;
   slots_[it->second].remake = true;
+  Unhint(it->second);
   return &snapshot_.workloads[it->second];
 }
 

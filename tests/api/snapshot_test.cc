@@ -360,8 +360,8 @@ TEST(SnapshotBuilderTest, EntriesVouchedForStayWithoutTheirObjects) {
   ASSERT_TRUE(builder.Build(state).ok());
 
   auto b2 = GpuWorkload("b", 2, 4);
-  EXPECT_FALSE(builder.StillHas(b2.get()));
-  EXPECT_TRUE(builder.StillHas(a.get()));
+  EXPECT_FALSE(builder.StillHas(b2.get(), 1));
+  EXPECT_TRUE(builder.StillHas(a.get(), 0));
   state.workloads = {b2};  // a vouched for, b changed, c gone
   ASSERT_TRUE(builder.Build(state).ok());
   EXPECT_EQ(builder.snapshot().workloads.size(), 2u);
@@ -374,16 +374,31 @@ TEST(SnapshotBuilderTest, EntriesVouchedForStayWithoutTheirObjects) {
   state.local_queues[0].metadata.resource_version = "2";
   state.local_queues[0].metadata.generation = 2;
   state.local_queues[0].spec.cluster_queue = "other";
-  EXPECT_TRUE(builder.StillHas(a.get()));
-  EXPECT_TRUE(builder.StillHas(b2.get()));
+  EXPECT_TRUE(builder.StillHas(a.get(), 0));
+  EXPECT_TRUE(builder.StillHas(b2.get(), 1));
   state.workloads = {};
   ASSERT_TRUE(builder.Build(state).ok());
   ASSERT_EQ(builder.snapshot().workloads.size(), 2u);
   EXPECT_EQ(builder.Find("ml/a")->cluster_queue, "other");
   EXPECT_EQ(builder.Find("ml/b")->cluster_queue, "other");
+  // Found at each other's places, and again at their own.
+  for (int build = 0; build < 2; ++build) {
+    EXPECT_TRUE(builder.StillHas(a.get(), 1 - build));
+    EXPECT_TRUE(builder.StillHas(b2.get(), build));
+    ASSERT_TRUE(builder.Build(state).ok());
+    EXPECT_EQ(builder.snapshot().workloads.size(), 2u) << "build " << build;
+  }
+  // An entry the caller changed is not vouched for, even where it was found before.
+  builder.Mutable("ml/a");
+  EXPECT_FALSE(builder.StillHas(a.get(), 0));
+  EXPECT_TRUE(builder.StillHas(b2.get(), 1));
+  state.workloads = {a};
+  ASSERT_TRUE(builder.Build(state).ok());
+  EXPECT_EQ(builder.snapshot().workloads.size(), 2u);
   EXPECT_EQ(&builder.ObjectAt(builder.snapshot().order.at(0)), a.get());  // (created at the same time: by key)
 
   // Not vouched for again: gone.
+  state.workloads = {};
   ASSERT_TRUE(builder.Build(state).ok());
   EXPECT_TRUE(builder.snapshot().workloads.empty());
   EXPECT_TRUE(builder.snapshot().order.empty());

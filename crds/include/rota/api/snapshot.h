@@ -88,8 +88,10 @@ class SnapshotBuilder {
   // keeps its entry although `object` is not in its state.workloads, which spares the caller a
   // shared_ptr copy of each of thousands of objects per pass (their reference counts cost a
   // cache miss each). False when the builder does not hold it, or holds it for an entry to be
-  // made again: it must then be in state.workloads.
-  bool StillHas(const Workload* object);
+  // made again: it must then be in state.workloads. `place` is where the caller found it (its
+  // cache's position, below a few times the number of workloads): where the object is the one
+  // found there the last time, it is known without a hash lookup.
+  bool StillHas(const Workload* object, size_t place);
 
   // By workload key ("namespace/name"), in the last build; null when it has no such workload.
   const Workload* Object(const std::string& key) const;
@@ -124,12 +126,24 @@ class SnapshotBuilder {
     bool pod_sets_read = false;  // the entry's pod sets can be reused at the same generation
     bool placed = false;         // in snapshot_.order, by the entry's priority and creation time
     uint64_t seen = 0;           // the last build whose state had it
-    uint64_t vouched = 0;        // the build StillHas last vouched for it for
+    uint32_t hint = kNoHint;     // its place in hints_, if it has one
   };
   admission::Snapshot snapshot_;
   std::vector<Slot> slots_;  // slots_[i] belongs to snapshot_.workloads[i]
   // Where each slot is in snapshot_.order (order_pos_[i] for slots_[i], when placed).
   std::vector<uint32_t> order_pos_;
+  // The build StillHas last vouched for each slot for (vouched_[i] for slots_[i]).
+  std::vector<uint64_t> vouched_;
+  // By the caller's place (StillHas): the object last vouched for there and its slot, while that
+  // slot holds it unchanged (an entry is cleared when its slot's object changes or goes, so that
+  // an address reused by a new object never matches).
+  struct Hint {
+    const Workload* object = nullptr;
+    uint32_t slot = 0;
+  };
+  static constexpr uint32_t kNoHint = UINT32_MAX;
+  std::vector<Hint> hints_;
+  void Unhint(size_t slot);
   static constexpr uint32_t kGone = UINT32_MAX;  // an order entry whose slot left or moved on
   // Puts the slots not placed into snapshot_.order and drops its kGone entries.
   void PlaceInOrder();
