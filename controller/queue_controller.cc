@@ -786,8 +786,17 @@ void QueueController::Pass() {
     }
     return out;
   };
+  // (Memos of queues that are gone are dropped now and then.)
+  if (queue_memo_.size() > 2 * (state.cluster_queues.size() + state.local_queues.size()) + 64) queue_memo_.clear();
+  std::string flavor_versions;
+  for (const auto& f : state.flavors) flavor_versions.append(f.metadata.name).append("@").append(f.metadata.resource_version).append(",");
   for (const auto& cq : state.cluster_queues) {
     const QueueCounts& c = CountsOf(cq_counts, cq.metadata.name);
+    const std::string memo_key = "clusterqueues/" + cq.metadata.name;
+    std::string versions = cq.metadata.resource_version + "|" + flavor_versions;
+    const bool memo_ok = !cq.metadata.resource_version.empty();
+    auto memo = queue_memo_.find(memo_key);
+    if (memo_ok && memo != queue_memo_.end() && SameAsMemo(memo->second, versions, c)) continue;
     std::string missing;
     for (const auto& g : cq.spec.resource_groups)
       for (const auto& f : g.flavors)
@@ -810,8 +819,11 @@ void QueueController::Pass() {
     for (const char* k : {"pendingWorkloads", "reservingWorkloads", "admittedWorkloads", "flavorsReservation", "flavorsUsage"}) {
       same = same && current_json.contains(k) && current_json[k] == status[k];
     }
-    if (same) continue;
-    if (QueueStatusDeferred("clusterqueues/" + cq.metadata.name, pass_start)) continue;
+    if (same) {
+      if (memo_ok) queue_memo_[memo_key] = MemoOf(std::move(versions), c);
+      continue;
+    }
+    if (QueueStatusDeferred(memo_key, pass_start)) continue;
     const std::string ltt = cur_active && std::string(api::EnumName(cur_active->status)) == active.status ? cur_active->last_transition_time : now;
     status["conditions"] = Json::array({{{"type", "Active"}, {"status", active.status}, {"reason", active.reason},
                                          {"message", active.message}, {"lastTransitionTime", ltt}}});
@@ -826,6 +838,15 @@ void QueueController::Pass() {
     const QueueCounts& c = CountsOf(lq_counts, key);  // (`key` dies with this iteration)
     static const std::vector<api::ResourceGroup> kNoGroups;
     const auto cq = cq_by_name.find(lq.spec.cluster_queue);
+    const std::string memo_key = "localqueues/" + key;
+    // (Of its ClusterQueue the spec counts, whose generation does not move with the status.)
+    std::string versions = lq.metadata.resource_version + "|";
+    if (cq == cq_by_name.end()) versions += "-";
+    else if (cq->second->metadata.generation) versions += "#" + std::to_string(*cq->second->metadata.generation);
+    else versions += cq->second->metadata.resource_version;
+    const bool memo_ok = !lq.metadata.resource_version.empty();
+    auto memo = queue_memo_.find(memo_key);
+    if (memo_ok && memo != queue_memo_.end() && SameAsMemo(memo->second, versions, c)) continue;
     const Json usage = usage_json(cq == cq_by_name.end() ? kNoGroups : cq->second->spec.resource_groups, c, false);
     Json status = {{"pendingWorkloads", c.pending},
                    {"reservingWorkloads", c.admitted},
@@ -837,8 +858,11 @@ void QueueController::Pass() {
     for (const char* k : {"pendingWorkloads", "reservingWorkloads", "admittedWorkloads", "flavorsReservation", "flavorsUsage"}) {
       same = same && current_json.contains(k) && current_json[k] == status[k];
     }
-    if (same) continue;
-    if (QueueStatusDeferred("localqueues/" + key, pass_start)) continue;
+    if (same) {
+      if (memo_ok) queue_memo_[memo_key] = MemoOf(std::move(versions), c);
+      continue;
+    }
+    if (QueueStatusDeferred(memo_key, pass_start)) continue;
     queue_writes.push_back({apiclient::resources::kLocalQueues, lq.metadata.namespace_, lq.metadata.name,
                             {{"apiVersion", api::kApiVersion}, {"kind", "LocalQueue"},
                              {"metadata", {{"name", lq.metadata.name}, {"namespace", lq.metadata.namespace_}}},
@@ -891,6 +915,25 @@ void QueueController::Pass() {
   ++stats_.passes;
   stats_.admitted += static_cast<int64_t>(d.admitted.size());
   stats_.preempted += static_cast<int64_t>(d.preempted.size());
+}
+
+bool QueueController::SameAsMemo(const QueueMemo& memo, const std::string& versions, const QueueCounts& counts) {
+  if (memo.versions != versions || memo.pending != counts.pending || memo.admitted != counts.admitted ||
+      memo.usage.size() != counts.usage.size()) {
+    return false;
+  }
+  size_t i = 0;
+  for (const auto& [fr, amount] : counts.usage) {
+    const auto& [flavor, resource, milli] = memo.usage[i++];
+    if (flavor != fr.first || resource != fr.second || milli != amount) return false;
+  }
+  return true;
+}
+
+QueueController::QueueMemo QueueController::MemoOf(std::string versions, const QueueCounts& counts) {
+  QueueMemo m{std::move(versions), counts.pending, counts.admitted, {}};
+  for (const auto& [fr, amount] : counts.usage) m.usage.emplace_back(std::string(fr.first), std::string(fr.second), amount);
+  return m;
 }
 
 const QueueController::QueueCounts& QueueController::CountsOf(const CountsByName& counts, std::string_view name) {

@@ -20,7 +20,9 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "rota/admission/engine.h"
 #include "rota/api/kueue.h"
@@ -139,6 +141,18 @@ class QueueController {
   // Makes the loop run a pass by `due` even if nothing changes (a deferred write is then due).
   void WakeAt(std::chrono::steady_clock::time_point due);
   std::map<std::string, std::chrono::steady_clock::time_point> queue_written_;
+  // What a queue's status (same keys) was last found up to date with: the versions of the objects
+  // it is made from, and the queue's counts. A pass that finds the same skips building and
+  // comparing the status (JSON), which for a thousand queues was most of a pass. (Not kept for
+  // objects without a resourceVersion: a change to them could not be told.)
+  struct QueueMemo {
+    std::string versions;
+    int32_t pending = 0, admitted = 0;
+    std::vector<std::tuple<std::string, std::string, int64_t>> usage;  // (flavor, resource, milli)
+  };
+  static bool SameAsMemo(const QueueMemo& memo, const std::string& versions, const QueueCounts& counts);
+  static QueueMemo MemoOf(std::string versions, const QueueCounts& counts);
+  std::unordered_map<std::string, QueueMemo> queue_memo_;
   // Pending workloads: the pending condition last queued for writing, and when (by "ns/name").
   struct PendingWritten {
     std::chrono::steady_clock::time_point at;
