@@ -244,17 +244,23 @@ TEST(EnginePropertyTest, SameDecisionsWhateverTheInputOrder) {
   }
 }
 
+// A random scenario some of whose workloads were admitted by a first pass, with more waiting.
+Scenario PartlyAdmitted(uint32_t seed) {
+  Scenario sc = Generate(seed);
+  std::mt19937 rng(seed);
+  int serial = 0;
+  AddPending(sc, rng, 8, serial);
+  Apply(sc.snapshot, Schedule(sc.snapshot), 1);
+  AddPending(sc, rng, 12, serial);
+  return sc;
+}
+
 // Shape numbers (as `rota run`'s snapshot builder gives them) only save the engine comparing pod
 // sets: the decisions are the ones it makes without them.
 TEST(EnginePropertyTest, ShapeNumbersChangeNoDecision) {
   int numbered = 0;
   for (uint32_t seed = 0; seed < 500; ++seed) {
-    Scenario sc = Generate(seed);
-    std::mt19937 rng(seed);
-    int serial = 0;
-    AddPending(sc, rng, 8, serial);
-    Apply(sc.snapshot, Schedule(sc.snapshot), 1);
-    AddPending(sc, rng, 12, serial);
+    Scenario sc = PartlyAdmitted(seed);
     const std::string expected = Dump(Schedule(sc.snapshot));
     Snapshot with_numbers = sc.snapshot;
     ShapeTable shapes;
@@ -274,12 +280,7 @@ TEST(EnginePropertyTest, ShapeNumbersChangeNoDecision) {
 TEST(EnginePropertyTest, AGivenOrderStandsForTheSort) {
   int followed = 0;
   for (uint32_t seed = 0; seed < 500; ++seed) {
-    Scenario sc = Generate(seed);
-    std::mt19937 rng(seed);
-    int serial = 0;
-    AddPending(sc, rng, 8, serial);
-    Apply(sc.snapshot, Schedule(sc.snapshot), 1);
-    AddPending(sc, rng, 12, serial);
+    Scenario sc = PartlyAdmitted(seed);
     const std::string expected = Dump(Schedule(sc.snapshot));
     Snapshot ordered = sc.snapshot;
     for (uint32_t i = 0; i < ordered.workloads.size(); ++i) ordered.order.push_back(i);
