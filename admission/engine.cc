@@ -929,11 +929,7 @@ void Scheduler::SortPending() {
     const WorkloadSpec& s = *wls_[wi].spec;
     order.push_back({s.priority, s.creation_time, s.key, wi});
   }
-  std::sort(order.begin(), order.end(), [](const Order& x, const Order& y) {  // as InSchedulingOrder
-    if (x.priority != y.priority) return x.priority > y.priority;
-    if (x.creation_time != y.creation_time) return x.creation_time < y.creation_time;
-    return x.key < y.key;
-  });
+  std::sort(order.begin(), order.end(), [](const Order& x, const Order& y) { return InSchedulingOrder(x, y); });
   for (size_t i = 0; i < order.size(); ++i) pending_[i] = order[i].wl;
 }
 

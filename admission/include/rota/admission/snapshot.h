@@ -151,8 +151,10 @@ struct Snapshot {
   std::vector<uint32_t> order;
 };
 
-// The scheduling order: higher priority first, then earlier creation, then key.
-inline bool InSchedulingOrder(const WorkloadSpec& a, const WorkloadSpec& b) {
+// The scheduling order: higher priority first, then earlier creation, then key. For a
+// WorkloadSpec, or any entry with those three fields (the engine sorts compact copies of them).
+template <typename Entry>
+bool InSchedulingOrder(const Entry& a, const Entry& b) {
   if (a.priority != b.priority) return a.priority > b.priority;
   if (a.creation_time != b.creation_time) return a.creation_time < b.creation_time;
   return a.key < b.key;
