@@ -6,6 +6,8 @@
 #include <map>
 #include <thread>
 
+#include <simdjson.h>
+
 #include "transport.h"
 
 namespace rota::apiclient {
@@ -96,6 +98,8 @@ const char* ContentType(PatchType t) {
   return "";
 }
 
+// The slow way of ParseKeeping, for text simdjson refuses (see below).
+//
 // Builds what `keep` keeps of the Kubernetes objects whose fields are at nesting depth
 // `object_depth` (1: the document is the object; 2: a watch event's object; 3: a list's items),
 // straight from the parser's events: what is left out (metadata.managedFields, and with kMetadata
@@ -206,14 +210,86 @@ class KeepingReader final : public nlohmann::json_sax<Json> {
   int skipping_ = 0;  // depth inside a left-out container
 };
 
-}  // namespace
-
-Json ParseKeeping(std::string_view text, int object_depth, Keep keep) {
+Json ParseKeepingSlowly(std::string_view text, int object_depth, Keep keep) {
   if (keep == Keep::kAll || keep == Keep::kNothing) return Json::parse(text, nullptr, /*allow_exceptions=*/false);
   KeepingReader reader(object_depth, keep);
   const bool whole = Json::sax_parse(text, &reader, nlohmann::json::input_format_t::json, /*strict=*/true);
   if (reader.invalid || (!whole && !reader.complete)) return Json(Json::value_t::discarded);
   return std::move(reader.result);
+}
+
+// The fast path of ParseKeeping: simdjson checks and indexes the whole text at gigabytes a
+// second, and only what `keep` keeps is then built as Json, by KeepingReader's rules. `depth` is
+// the number of containers open once `e`'s own is: an object's fields are at object_depth when
+// depth == object_depth.
+class FastKeeper {
+ public:
+  FastKeeper(int object_depth, Keep keep)
+      : object_depth_(object_depth), keep_(keep), trims_(keep == Keep::kAllButManagedFields || keep == Keep::kMetadata) {}
+
+  Json Build(simdjson::dom::element e, int depth, bool is_metadata) const {
+    using T = simdjson::dom::element_type;
+    switch (e.type()) {
+      case T::OBJECT: {
+        Json out = Json::object();
+        for (simdjson::dom::key_value_pair field : simdjson::dom::object(e)) {
+          if (trims_ && Drops(field.key, depth, is_metadata)) continue;
+          // The last of repeated keys wins, as with nlohmann's parser.
+          out[std::string(field.key)] = Build(field.value, depth + 1, depth == object_depth_ && field.key == "metadata");
+        }
+        return out;
+      }
+      case T::ARRAY: {
+        Json out = Json::array();
+        for (simdjson::dom::element item : simdjson::dom::array(e)) out.push_back(Build(item, depth + 1, false));
+        return out;
+      }
+      case T::STRING: return Json(std::string(std::string_view(e)));
+      case T::INT64: {  // nlohmann reads a number without a sign as unsigned; so does this
+        const int64_t v = int64_t(e);
+        return v >= 0 ? Json(static_cast<uint64_t>(v)) : Json(v);
+      }
+      case T::UINT64: return Json(uint64_t(e));
+      case T::DOUBLE: return Json(double(e));
+      case T::BOOL: return Json(bool(e));
+      case T::NULL_VALUE: return Json(nullptr);
+    }
+    return Json();
+  }
+
+ private:
+  bool Drops(std::string_view key, int depth, bool is_metadata) const {
+    if (depth == object_depth_) return keep_ == Keep::kMetadata && key != "metadata" && key != "apiVersion" && key != "kind";
+    return depth == object_depth_ + 1 && is_metadata && key == "managedFields";
+  }
+
+  const int object_depth_;
+  const Keep keep_;
+  const bool trims_;
+};
+
+// simdjson's parser keeps buffers sized for the largest text it has read. Each thread has one,
+// cut back after a large text (a list page) so that it holds little between them.
+constexpr size_t kParserKeeps = 256 * 1024;
+
+}  // namespace
+
+Json ParseKeeping(std::string_view text, int object_depth, Keep keep) {
+  thread_local simdjson::dom::parser parser(kParserKeeps);
+  struct CutBack {
+    simdjson::dom::parser& p;
+    size_t size;
+    ~CutBack() {
+      if (size > kParserKeeps && p.allocate(kParserKeeps) != simdjson::SUCCESS) p = simdjson::dom::parser(kParserKeeps);
+    }
+  } cut_back{parser, text.size()};
+  // What simdjson refuses (text that is not JSON, or a number beyond 64 bits, which nlohmann
+  // reads as a double) goes the slower way, which also reads the metadata of a cut-off text.
+  simdjson::dom::element root;
+  if (text.size() > simdjson::SIMDJSON_MAXSIZE_BYTES || parser.parse(text.data(), text.size()).get(root) != simdjson::SUCCESS) {
+    return ParseKeepingSlowly(text, object_depth, keep);
+  }
+  return FastKeeper(object_depth, keep).Build(root, 1, false);
 }
 
 struct Client::Request {

@@ -3,7 +3,7 @@
 file(GLOB_RECURSE sources "${ROOT}/admission/*.h" "${ROOT}/admission/*.cc")
 set(violations "")
 foreach(src IN LISTS sources)
-  file(STRINGS "${src}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](curl|boost|openssl|spdlog|fmt|nlohmann|yaml-cpp|CLI)/")
+  file(STRINGS "${src}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"](curl|boost|openssl|spdlog|fmt|nlohmann|yaml-cpp|CLI)/|^[ \t]*#[ \t]*include[ \t]*[<\"]simdjson")
   foreach(line IN LISTS lines)
     string(STRIP "${line}" line)
     list(APPEND violations "${src}: ${line}")

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "rota/apiclient/client.h"
 
 namespace rota::apiclient {
@@ -91,6 +94,42 @@ TEST(ParseKeepingTest, MetadataFindsFieldsInAnyOrder) {
             Json::parse(R"({"metadata":{"name":"n"}})"));
   // A document that is not an object is kept as it is.
   EXPECT_EQ(ParseKeeping("[1,2]", 1, Keep::kMetadata), Json::parse("[1,2]"));
+}
+
+// Every JSON value reads back as nlohmann's own parser reads it, whichever way ParseKeeping
+// takes (simdjson for what it accepts, nlohmann's reader for the rest).
+TEST(ParseKeepingTest, ValuesReadAsNlohmannReadsThem) {
+  const std::vector<std::string> values = {
+      "0", "7", "-7", "9223372036854775807", "-9223372036854775808", "18446744073709551615",
+      "18446744073709551616",  // beyond 64 bits: a double to nlohmann
+      "1.5", "-0.25", "1e300", "2E-3", "true", "false", "null", R"("")", R"("a\"b\\c\n\u00e9\ud83d\ude00")",
+      R"("ü")", "[]", "{}", R"([1,[2,[3,{}]]])", R"({"a":1,"a":2})"};
+  for (const std::string& v : values) {
+    const std::string text = R"({"apiVersion":"v1","kind":"K","metadata":{"name":"n","x":)" + v + R"(},"spec":{"y":)" + v + "}}";
+    const Json want = Json::parse(text);
+    for (Keep keep : {Keep::kAll, Keep::kAllButManagedFields}) {
+      const Json got = ParseKeeping(text, 1, keep);
+      EXPECT_EQ(got, want) << v;
+      // The same kinds of number, not only equal ones (nlohmann tells signed from unsigned).
+      EXPECT_EQ(got["spec"]["y"].type(), want["spec"]["y"].type()) << v;
+    }
+    Json meta = want;
+    meta.erase("spec");
+    EXPECT_EQ(ParseKeeping(text, 1, Keep::kMetadata), meta) << v;
+  }
+}
+
+TEST(ParseKeepingTest, ALargeListIsReadWholeAndSmallTextsAfterIt) {
+  // A list page larger than what a thread's parser keeps between texts.
+  std::string list = R"({"kind":"WorkloadList","metadata":{"resourceVersion":"43"},"items":[)";
+  constexpr int kItems = 700;
+  for (int i = 0; i < kItems; ++i) list += std::string(i ? "," : "") + kWorkload;
+  list += "]}";
+  ASSERT_GT(list.size(), 256u * 1024);
+  const Json l = ParseKeeping(list, 3, Keep::kAllButManagedFields);
+  ASSERT_EQ(l["items"].size(), static_cast<size_t>(kItems));
+  EXPECT_FALSE(l["items"][kItems - 1]["metadata"].contains("managedFields"));
+  EXPECT_EQ(ParseKeeping(kWorkload, 1, Keep::kMetadata)["metadata"].value("resourceVersion", ""), "42");
 }
 
 TEST(ParseKeepingTest, TextThatIsNotJsonIsDiscardedNotThrown) {
