@@ -601,7 +601,15 @@ ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, c
   // The server closes the stream after timeoutSeconds; allow generously more before giving up.
   h.timeout_ms = o.timeout_seconds > 0 ? (o.timeout_seconds + 60) * 1000L : 0;
   h.stop = stop;
+  // Reading in batches: once the thread has been awake `settle` since it last waited, it waits
+  // `settle` before taking in more, and what arrived meanwhile is read in one go.
+  auto awake_since = std::chrono::steady_clock::now();
   h.on_data = [&](const char* data, size_t len) {
+    if (o.settle.count() > 0 && std::chrono::steady_clock::now() - awake_since >= o.settle &&
+        !(stop && stop->load())) {
+      std::this_thread::sleep_for(o.settle);
+      awake_since = std::chrono::steady_clock::now();
+    }
     pending.append(data, len);
     size_t start = 0, nl;
     while ((nl = pending.find('\n', start)) != std::string::npos) {

@@ -75,6 +75,7 @@ void Reflector::Run() {
       wo.label_selector = options_.label_selector;
       wo.field_selector = options_.field_selector;
       wo.keep = options_.keep;
+      wo.settle = options_.settle;
       const auto min = options_.min_watch_timeout.count();
       wo.timeout_seconds = static_cast<int>(min + std::uniform_int_distribution<long>(0, min > 0 ? min - 1 : 0)(rng));
       auto watched = client_.Watch(

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -221,6 +222,49 @@ TEST_F(ApiClientTest, WatchDeliversCreateUpdateDeleteInOrder) {
   ASSERT_TRUE(client_->Delete(resources::kConfigMaps, ns(), "w").ok());
   watcher.join();
   EXPECT_EQ(seen, (std::vector<std::string>{"ADDED w 1", "MODIFIED w 2", "MODIFIED w 3", "DELETED w 3"}));
+}
+
+// A watch that reads in batches (WatchOptions::settle) waits before it reads, but loses and
+// reorders nothing, and stops when told even while it waits.
+TEST_F(ApiClientTest, WatchReadingInBatchesDeliversEveryEventInOrder) {
+  auto list = client_->ListAll(resources::kConfigMaps, ns());
+  ASSERT_TRUE(list.ok());
+  constexpr int kObjects = 40;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> seen;
+  std::atomic<bool> stop{false};
+  std::thread watcher([&] {
+    WatchOptions o;
+    o.resource_version = list->resource_version;
+    o.timeout_seconds = 60;
+    o.settle = std::chrono::milliseconds(200);
+    (void)client_->Watch(resources::kConfigMaps, ns(), o, [&](const WatchEvent& e) {
+      const std::string name = e.type == "BOOKMARK" ? "" : e.object["metadata"].value("name", "");
+      if (name.rfind("b-", 0) != 0) return true;
+      std::lock_guard<std::mutex> l(mu);
+      seen.push_back(e.type + " " + name);
+      cv.notify_all();
+      return true;
+    }, &stop);
+  });
+  std::vector<std::string> want;
+  for (int i = 0; i < kObjects; ++i) {
+    const std::string name = "b-" + std::to_string(i);
+    ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap(name, "1")).ok());
+    want.push_back("ADDED " + name);
+    if (i % 10 == 9) std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a few bursts
+  }
+  ASSERT_TRUE(client_->Delete(resources::kConfigMaps, ns(), "b-0").ok());
+  want.push_back("DELETED b-0");
+  {
+    std::unique_lock<std::mutex> l(mu);
+    cv.wait_for(l, std::chrono::seconds(30), [&] { return seen.size() >= want.size(); });
+  }
+  stop = true;  // heard within a second, even while the watch waits to read
+  watcher.join();
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_EQ(seen, want);
 }
 
 // A compact informer type: what a controller keeps of a ConfigMap.

@@ -35,6 +35,8 @@ struct InformerOptions {
   // What the cache keeps of each object: a controller reads no managedFields, and they are often
   // the larger part of an object (kAll keeps them).
   Keep keep = Keep::kAllButManagedFields;
+  // Of the watch (WatchOptions::settle): how long events may wait to be read in one batch.
+  std::chrono::milliseconds settle{0};
   // Watch timeouts are drawn from [min, 2*min) so that many informers do not reconnect together.
   std::chrono::seconds min_watch_timeout{300};
   std::chrono::milliseconds backoff_base{800};
