@@ -270,7 +270,7 @@ class FastKeeper {
 
 // simdjson's parser keeps buffers sized for the largest text it has read. Each thread has one,
 // cut back after a large text (a list page) so that it holds little between them.
-constexpr size_t kParserKeeps = 256 * 1024;
+constexpr size_t kParserKeeps = 64 * 1024;
 
 }  // namespace
 
