@@ -350,19 +350,47 @@ QueueController::Stats QueueController::stats() const {
   return s;
 }
 
-bool QueueController::QueueStatusDeferred(const std::string& key, std::chrono::steady_clock::time_point now) {
+std::chrono::steady_clock::duration QueueStatusInterval(size_t queues) {
   // Queue status is a summary for people and dashboards: while workloads churn it is written at
-  // most once per kQueueStatusInterval per queue (the last state is always written: the loop
-  // wakes up for it), so that admissions get the apiserver's capacity. Its counts are also
-  // Prometheus gauges, which are current at every scrape.
-  constexpr auto kQueueStatusInterval = std::chrono::seconds(3);
+  // most once per interval per queue, so that admissions get the apiserver's capacity. The
+  // interval is 3 s, or longer with many queues: all of them, busy at once, are written at most
+  // kQueueWritesPerSecond times a second (a thousand ClusterQueues and their thousand LocalQueues,
+  // each every 40 s). The last state is always written, and the counts are also Prometheus
+  // gauges, which are current at every scrape.
+  constexpr auto kMinInterval = std::chrono::seconds(3);
+  constexpr size_t kQueueWritesPerSecond = 50;
+  return std::max<std::chrono::steady_clock::duration>(
+      kMinInterval, std::chrono::milliseconds(1000 * queues / kQueueWritesPerSecond));
+}
+
+std::optional<StatusWriter::Write> QueueController::WriteOrDefer(const std::string& key, StatusWriter::Write write,
+                                                                 std::chrono::steady_clock::time_point now,
+                                                                 std::chrono::steady_clock::duration interval,
+                                                                 uint64_t pass) {
   auto it = queue_written_.find(key);
-  if (it != queue_written_.end() && now - it->second < kQueueStatusInterval) {
-    WakeAt(it->second + kQueueStatusInterval);
-    return true;
+  if (it != queue_written_.end() && now - it->second < interval) {
+    deferred_queue_writes_[key] = DeferredQueueWrite{it->second + interval, std::move(write), pass};
+    return std::nullopt;
   }
   queue_written_[key] = now;
-  return false;
+  deferred_queue_writes_.erase(key);
+  return write;
+}
+
+std::optional<std::chrono::steady_clock::time_point> QueueController::SendDueQueueStatus(
+    std::chrono::steady_clock::time_point now) {
+  std::optional<std::chrono::steady_clock::time_point> next;
+  for (auto it = deferred_queue_writes_.begin(); it != deferred_queue_writes_.end();) {
+    if (it->second.due > now) {
+      if (!next || it->second.due < *next) next = it->second.due;
+      ++it;
+      continue;
+    }
+    queue_written_[it->first] = now;
+    writer_->Enqueue(StatusWriter::kQueueStatus, std::move(it->second.write));
+    it = deferred_queue_writes_.erase(it);
+  }
+  return next;
 }
 
 void QueueController::ExportWriterMetrics() {
@@ -406,17 +434,23 @@ void QueueController::Run(const std::atomic<bool>& stop) {
   while (!stop && !HasSynced()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   log_("info", "caches synced; scheduling");
   MarkDirty();
+  auto last_pass = std::chrono::steady_clock::now();
   while (!stop) {
+    // Queue status held back by a pass goes out when due, without another pass.
+    const auto next_queue_write = SendDueQueueStatus(std::chrono::steady_clock::now());
     {
       std::unique_lock<std::mutex> l(mu_);
       // A pass at least every few seconds retries failed writes even without new events; `stop`
       // (set from a signal handler, which cannot notify) is checked every 200 ms.
-      auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      if (wake_at_ && *wake_at_ < deadline) deadline = *wake_at_;  // deferred queue status is due
+      auto deadline = last_pass + std::chrono::seconds(5);
+      if (wake_at_ && *wake_at_ < deadline) deadline = *wake_at_;  // a pending reason is due
+      const bool for_queue_status = next_queue_write && *next_queue_write < deadline;
+      if (for_queue_status) deadline = *next_queue_write;
       while (!dirty_ && !stop && std::chrono::steady_clock::now() < deadline) {
         cv_.wait_for(l, std::chrono::milliseconds(200));
       }
       if (stop) break;
+      if (!dirty_ && for_queue_status) continue;  // only held queue status is due
       dirty_ = false;
       wake_at_.reset();
     }
@@ -444,6 +478,7 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     const auto cpu_before = apiclient::ThisThreadCpu();
     Pass();
     last_pass_cpu_ = apiclient::ThisThreadCpu() - cpu_before;
+    last_pass = std::chrono::steady_clock::now();
   }
   for (auto* r : Reflectors()) r->RequestStop();  // all at once, then wait for each
   for (auto* r : Reflectors()) r->Stop();
@@ -767,12 +802,8 @@ void QueueController::Pass() {
   }
   std::set<std::string> flavor_names;
   for (const auto& f : state.flavors) flavor_names.insert(f.metadata.name);
-  struct QueueWrite {
-    apiclient::Resource resource;
-    std::string ns, name;
-    Json body;
-  };
-  std::vector<QueueWrite> queue_writes;
+  std::vector<StatusWriter::Write> queue_writes;
+  const auto queue_interval = QueueStatusInterval(state.cluster_queues.size() + state.local_queues.size());
   auto usage_json = [](const std::vector<api::ResourceGroup>& groups, const QueueCounts& c, bool borrowed_from_nominal) {
     Json out = Json::array();
     for (const auto& g : groups) {
@@ -825,15 +856,19 @@ void QueueController::Pass() {
     }
     if (same) {
       if (memo_ok) queue_memo_[memo_key] = MemoOf(std::move(versions), c);
+      deferred_queue_writes_.erase(memo_key);  // (a status held back is no longer wanted)
       continue;
     }
-    if (QueueStatusDeferred(memo_key, pass_start)) continue;
     const std::string ltt = cur_active && std::string(api::EnumName(cur_active->status)) == active.status ? cur_active->last_transition_time : now;
     status["conditions"] = Json::array({{{"type", "Active"}, {"status", active.status}, {"reason", active.reason},
                                          {"message", active.message}, {"lastTransitionTime", ltt}}});
-    queue_writes.push_back({apiclient::resources::kClusterQueues, "", cq.metadata.name,
-                            {{"apiVersion", api::kApiVersion}, {"kind", "ClusterQueue"},
-                             {"metadata", {{"name", cq.metadata.name}}}, {"status", status}}});
+    if (auto w = WriteOrDefer(memo_key,
+                              {apiclient::resources::kClusterQueues.plural, "", cq.metadata.name,
+                               {{"apiVersion", api::kApiVersion}, {"kind", "ClusterQueue"},
+                                {"metadata", {{"name", cq.metadata.name}}}, {"status", std::move(status)}}},
+                              pass_start, queue_interval, pass_number)) {
+      queue_writes.push_back(std::move(*w));
+    }
   }
   std::unordered_map<std::string_view, const api::ClusterQueue*> cq_by_name;
   for (const auto& cq : state.cluster_queues) cq_by_name.emplace(cq.metadata.name, &cq);
@@ -864,20 +899,25 @@ void QueueController::Pass() {
     }
     if (same) {
       if (memo_ok) queue_memo_[memo_key] = MemoOf(std::move(versions), c);
+      deferred_queue_writes_.erase(memo_key);
       continue;
     }
-    if (QueueStatusDeferred(memo_key, pass_start)) continue;
-    queue_writes.push_back({apiclient::resources::kLocalQueues, lq.metadata.namespace_, lq.metadata.name,
-                            {{"apiVersion", api::kApiVersion}, {"kind", "LocalQueue"},
-                             {"metadata", {{"name", lq.metadata.name}, {"namespace", lq.metadata.namespace_}}},
-                             {"status", status}}});
+    if (auto w = WriteOrDefer(memo_key,
+                              {apiclient::resources::kLocalQueues.plural, lq.metadata.namespace_, lq.metadata.name,
+                               {{"apiVersion", api::kApiVersion}, {"kind", "LocalQueue"},
+                                {"metadata", {{"name", lq.metadata.name}, {"namespace", lq.metadata.namespace_}}},
+                                {"status", std::move(status)}}},
+                              pass_start, queue_interval, pass_number)) {
+      queue_writes.push_back(std::move(*w));
+    }
   }
+  // A held status of a queue this pass did not find changed (gone, or skipped as unchanged by
+  // its memo) is not wanted any more.
+  std::erase_if(deferred_queue_writes_, [&](const auto& e) { return e.second.pass != pass_number; });
 
   // Metrics first, so that whoever sees the status this pass writes finds them agreeing.
   if (metrics_) Record(state, d, cq_counts, pass_seconds);
-  for (QueueWrite& qw : queue_writes) {
-    writer_->Enqueue(StatusWriter::kQueueStatus, {qw.resource.plural, qw.ns, qw.name, std::move(qw.body)});
-  }
+  for (StatusWriter::Write& qw : queue_writes) writer_->Enqueue(StatusWriter::kQueueStatus, std::move(qw));
   for (Write& pw : pending_writes) {
     writer_->Enqueue(StatusWriter::kPending, {"workloads", pw.ns, pw.name, pw.body});
   }

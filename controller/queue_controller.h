@@ -48,6 +48,12 @@ struct NamespaceInfo {
 std::chrono::nanoseconds BatchWait(std::chrono::milliseconds batch_period, std::chrono::nanoseconds last_pass_cpu,
                                    double cpu_share = 1.0 / 21);
 
+// How often a queue's status is written at most while its counts keep changing: every 3 s, or,
+// with more than 150 ClusterQueues and LocalQueues in all, so that all of them busy at once are
+// written at most 50 times a second. What changes in between is held back, and the latest is sent
+// when the interval is up.
+std::chrono::steady_clock::duration QueueStatusInterval(size_t queues);
+
 class QueueController {
  public:
   using Logger = std::function<void(const std::string& level, const std::string& message)>;
@@ -136,11 +142,24 @@ class QueueController {
   };
   std::unordered_map<std::string, Assumed> assumed_;  // looked up for every workload in a pass
 
-  // Queue status writes, per "clusterqueues/NAME" or "localqueues/NS/NAME": when last written.
-  bool QueueStatusDeferred(const std::string& key, std::chrono::steady_clock::time_point now);
-  // Makes the loop run a pass by `due` even if nothing changes (a deferred write is then due).
-  void WakeAt(std::chrono::steady_clock::time_point due);
+  // Queue status writes, per "clusterqueues/NAME" or "localqueues/NS/NAME": when last written,
+  // and the writes held back until their queue's interval is up (the latest status of each; the
+  // loop sends them when due without a pass). Loop thread only.
+  struct DeferredQueueWrite {
+    std::chrono::steady_clock::time_point due;
+    StatusWriter::Write write;
+    uint64_t pass = 0;  // the last pass that found the status changed
+  };
+  // Either returns `write` to send now, or holds it until the queue's interval is up.
+  std::optional<StatusWriter::Write> WriteOrDefer(const std::string& key, StatusWriter::Write write,
+                                                  std::chrono::steady_clock::time_point now,
+                                                  std::chrono::steady_clock::duration interval, uint64_t pass);
+  // Sends the held writes that are due; returns when the next one is.
+  std::optional<std::chrono::steady_clock::time_point> SendDueQueueStatus(std::chrono::steady_clock::time_point now);
   std::map<std::string, std::chrono::steady_clock::time_point> queue_written_;
+  std::map<std::string, DeferredQueueWrite> deferred_queue_writes_;
+  // Makes the loop run a pass by `due` even if nothing changes (a pending reason is then due).
+  void WakeAt(std::chrono::steady_clock::time_point due);
   // What a queue's status (same keys) was last found up to date with: the versions of the objects
   // it is made from, and the queue's counts. A pass that finds the same skips building and
   // comparing the status (JSON), which for a thousand queues was most of a pass. (Not kept for

@@ -29,5 +29,16 @@ TEST(BatchWaitTest, TheCpuShareSetsTheStretch) {
   EXPECT_EQ(BatchWait(milliseconds(10), milliseconds(12), 1.0), milliseconds(10));         // no stretch at all
 }
 
+// Queue status: every 3 s per queue while busy, and with many queues no more than 50 writes a
+// second for all of them together.
+TEST(QueueStatusIntervalTest, ThreeSecondsOrFiftyWritesASecondForAllQueues) {
+  using std::chrono::seconds;
+  EXPECT_EQ(QueueStatusInterval(0), seconds(3));
+  EXPECT_EQ(QueueStatusInterval(60), seconds(3));   // Kueue's baseline: 30 ClusterQueues, 30 LocalQueues
+  EXPECT_EQ(QueueStatusInterval(150), seconds(3));
+  EXPECT_EQ(QueueStatusInterval(300), seconds(6));
+  EXPECT_EQ(QueueStatusInterval(2000), seconds(40));  // its large scale: 1,000 of each
+}
+
 }  // namespace
 }  // namespace rota::controller
