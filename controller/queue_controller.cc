@@ -363,12 +363,13 @@ std::chrono::steady_clock::duration QueueStatusInterval(size_t queues) {
       kMinInterval, std::chrono::milliseconds(1000 * queues / kQueueWritesPerSecond));
 }
 
-std::optional<StatusWriter::Write> QueueController::WriteOrDefer(const std::string& key, StatusWriter::Write write,
+std::optional<StatusWriter::Write> QueueController::WriteOrDefer(const std::string& key, bool idle,
+                                                                 StatusWriter::Write write,
                                                                  std::chrono::steady_clock::time_point now,
                                                                  std::chrono::steady_clock::duration interval,
                                                                  uint64_t pass) {
   auto it = queue_written_.find(key);
-  if (it != queue_written_.end() && now - it->second < interval) {
+  if (!idle && it != queue_written_.end() && now - it->second < interval) {
     deferred_queue_writes_[key] = DeferredQueueWrite{it->second + interval, std::move(write), pass};
     return std::nullopt;
   }
@@ -862,7 +863,7 @@ void QueueController::Pass() {
     const std::string ltt = cur_active && std::string(api::EnumName(cur_active->status)) == active.status ? cur_active->last_transition_time : now;
     status["conditions"] = Json::array({{{"type", "Active"}, {"status", active.status}, {"reason", active.reason},
                                          {"message", active.message}, {"lastTransitionTime", ltt}}});
-    if (auto w = WriteOrDefer(memo_key,
+    if (auto w = WriteOrDefer(memo_key, c.pending == 0 && c.admitted == 0,
                               {apiclient::resources::kClusterQueues.plural, "", cq.metadata.name,
                                {{"apiVersion", api::kApiVersion}, {"kind", "ClusterQueue"},
                                 {"metadata", {{"name", cq.metadata.name}}}, {"status", std::move(status)}}},
@@ -902,7 +903,7 @@ void QueueController::Pass() {
       deferred_queue_writes_.erase(memo_key);
       continue;
     }
-    if (auto w = WriteOrDefer(memo_key,
+    if (auto w = WriteOrDefer(memo_key, c.pending == 0 && c.admitted == 0,
                               {apiclient::resources::kLocalQueues.plural, lq.metadata.namespace_, lq.metadata.name,
                                {{"apiVersion", api::kApiVersion}, {"kind", "LocalQueue"},
                                 {"metadata", {{"name", lq.metadata.name}, {"namespace", lq.metadata.namespace_}}},

@@ -65,6 +65,9 @@ def load(out, scenario, controller):
         "maxRssMiB": stats["maxrss"] / 1024.0,
         "workloads": len(rows),
         "unfinished": unfinished,
+        # Workload events the runner's recorder dropped (its channel was full): its per-workload
+        # figures (admission times, finishes) then miss them.
+        "runnerDroppedWorkloadEvents": summary.get("droppedWorkloadEvents", 0),
     }
 
 
@@ -92,7 +95,8 @@ def main():
                 ("etcd CPU (s)", lambda r: r["etcdCpuSeconds"]),
                 ("Kueue's runner CPU (s)", lambda r: r.get("runnerCpuSeconds")),
                 ("writes to kueue.x-k8s.io objects", lambda r: sum(r["kueueApiWrites"].values())),
-                ("workloads not finished", lambda r: r["unfinished"])]
+                ("workloads not finished (as the runner recorded them)", lambda r: r["unfinished"]),
+                ("workload events the runner's recorder dropped", lambda r: r["runnerDroppedWorkloadEvents"])]
     cols = list(a.controllers)
     ratio = "rota" in res and "kueue" in res
     header = f"| {a.scenario} ({res[cols[0]]['workloads']} workloads; packing floor {floor:.0f} s) | " + " | ".join(cols) + (" | rota/kueue |" if ratio else " |")
