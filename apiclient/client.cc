@@ -221,7 +221,8 @@ Json ParseKeepingSlowly(std::string_view text, int object_depth, Keep keep) {
 // The fast path of ParseKeeping: simdjson checks and indexes the whole text at gigabytes a
 // second, and only what `keep` keeps is then built as Json, by KeepingReader's rules. `depth` is
 // the number of containers open once `e`'s own is: an object's fields are at object_depth when
-// depth == object_depth.
+// depth == object_depth. (simdjson refuses text nested deeper than 1,024 levels, which bounds
+// the recursion.)
 class FastKeeper {
  public:
   FastKeeper(int object_depth, Keep keep)

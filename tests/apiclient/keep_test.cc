@@ -132,6 +132,15 @@ TEST(ParseKeepingTest, ALargeListIsReadWholeAndSmallTextsAfterIt) {
   EXPECT_EQ(ParseKeeping(kWorkload, 1, Keep::kMetadata)["metadata"].value("resourceVersion", ""), "42");
 }
 
+TEST(ParseKeepingTest, DeepNestingIsReadWithoutRecursingThatDeep) {
+  // Deeper than simdjson reads: the slow way reads it, and nothing overflows the stack.
+  constexpr int kDepth = 20000;
+  const std::string text = std::string(kDepth, '[') + std::string(kDepth, ']');
+  const Json got = ParseKeeping(text, 1, Keep::kAllButManagedFields);
+  ASSERT_FALSE(got.is_discarded());
+  EXPECT_EQ(got, Json::parse(text));
+}
+
 TEST(ParseKeepingTest, TextThatIsNotJsonIsDiscardedNotThrown) {
   EXPECT_TRUE(ParseKeeping(R"({"metadata":{"managedFields":[)", 1, Keep::kAllButManagedFields).is_discarded());
   EXPECT_TRUE(ParseKeeping("not json", 1, Keep::kMetadata).is_discarded());
