@@ -363,12 +363,13 @@ std::chrono::steady_clock::duration QueueStatusInterval(size_t queues) {
       kMinInterval, std::chrono::milliseconds(1000 * queues / kQueueWritesPerSecond));
 }
 
-std::optional<StatusWriter::Write> QueueController::WriteOrDefer(const std::string& key, bool idle,
+std::optional<StatusWriter::Write> QueueController::WriteOrDefer(const std::string& key, const QueueCounts& counts,
                                                                  StatusWriter::Write write,
                                                                  std::chrono::steady_clock::time_point now,
                                                                  std::chrono::steady_clock::duration interval,
                                                                  uint64_t pass) {
   auto it = queue_written_.find(key);
+  const bool idle = counts.pending == 0 && counts.admitted == 0;
   if (!idle && it != queue_written_.end() && now - it->second < interval) {
     deferred_queue_writes_[key] = DeferredQueueWrite{it->second + interval, std::move(write), pass};
     return std::nullopt;
@@ -857,13 +858,12 @@ void QueueController::Pass() {
     }
     if (same) {
       if (memo_ok) queue_memo_[memo_key] = MemoOf(std::move(versions), c);
-      deferred_queue_writes_.erase(memo_key);  // (a status held back is no longer wanted)
       continue;
     }
     const std::string ltt = cur_active && std::string(api::EnumName(cur_active->status)) == active.status ? cur_active->last_transition_time : now;
     status["conditions"] = Json::array({{{"type", "Active"}, {"status", active.status}, {"reason", active.reason},
                                          {"message", active.message}, {"lastTransitionTime", ltt}}});
-    if (auto w = WriteOrDefer(memo_key, c.pending == 0 && c.admitted == 0,
+    if (auto w = WriteOrDefer(memo_key, c,
                               {apiclient::resources::kClusterQueues.plural, "", cq.metadata.name,
                                {{"apiVersion", api::kApiVersion}, {"kind", "ClusterQueue"},
                                 {"metadata", {{"name", cq.metadata.name}}}, {"status", std::move(status)}}},
@@ -900,10 +900,9 @@ void QueueController::Pass() {
     }
     if (same) {
       if (memo_ok) queue_memo_[memo_key] = MemoOf(std::move(versions), c);
-      deferred_queue_writes_.erase(memo_key);
       continue;
     }
-    if (auto w = WriteOrDefer(memo_key, c.pending == 0 && c.admitted == 0,
+    if (auto w = WriteOrDefer(memo_key, c,
                               {apiclient::resources::kLocalQueues.plural, lq.metadata.namespace_, lq.metadata.name,
                                {{"apiVersion", api::kApiVersion}, {"kind", "LocalQueue"},
                                 {"metadata", {{"name", lq.metadata.name}, {"namespace", lq.metadata.namespace_}}},
@@ -912,8 +911,8 @@ void QueueController::Pass() {
       queue_writes.push_back(std::move(*w));
     }
   }
-  // A held status of a queue this pass did not find changed (gone, or skipped as unchanged by
-  // its memo) is not wanted any more.
+  // A held status of a queue this pass did not find changed (up to date on the object again,
+  // skipped as such by its memo, or gone) is not wanted any more.
   std::erase_if(deferred_queue_writes_, [&](const auto& e) { return e.second.pass != pass_number; });
 
   // Metrics first, so that whoever sees the status this pass writes finds them agreeing.

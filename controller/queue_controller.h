@@ -151,9 +151,9 @@ class QueueController {
     uint64_t pass = 0;  // the last pass that found the status changed
   };
   // Either returns `write` to send now, or holds it until the queue's interval is up. A queue
-  // that has become idle (nothing pending or admitted) is written at once: that it has drained
+  // that has become idle (`counts`: nothing pending or admitted) is written at once: that it has drained
   // is what people and tools wait for (Kueue's benchmark runner ends its run on it).
-  std::optional<StatusWriter::Write> WriteOrDefer(const std::string& key, bool idle, StatusWriter::Write write,
+  std::optional<StatusWriter::Write> WriteOrDefer(const std::string& key, const QueueCounts& counts, StatusWriter::Write write,
                                                   std::chrono::steady_clock::time_point now,
                                                   std::chrono::steady_clock::duration interval, uint64_t pass);
   // Sends the held writes that are due; returns when the next one is.
