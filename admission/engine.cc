@@ -4,6 +4,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <queue>
 #include <set>
@@ -131,6 +132,7 @@ void AddNeed(Needs& needs, int fr, int64_t amount) {
 
 struct Workload {
   const WorkloadSpec* spec = nullptr;
+  uint32_t index = 0;  // its place in Snapshot::workloads
   int cq = -1;      // node index of its ClusterQueue, or -1
   bool admitted = false;
   bool admitted_this_pass = false;
@@ -182,6 +184,11 @@ struct ClusterQueue {
   std::deque<Shape> shapes;                                // stable addresses
   std::unordered_map<uint64_t, std::vector<Shape*>> shape_index;  // by ShapeHash, for shape 0
   std::unordered_map<uint32_t, Shape*> shape_by_number;           // by WorkloadSpec::shape
+  uint32_t last_shape_number = 0;  // the last found by number (0: none), and its entry
+  Shape* last_shape = nullptr;
+  // StrictFIFO: its head did not fit, and those behind it wait (with this message).
+  bool blocked = false;
+  std::string_view blocked_by;
   // A cached failed preemption search, valid while the tree is unchanged.
   uint64_t failed_version = ~0ull;
   int32_t failed_priority = 0;
@@ -227,8 +234,8 @@ class Scheduler {
   // Admits, in order, the pending workloads that fit in their ClusterQueue's nominal quota
   // without borrowing or preempting.
   void AdmitWithinNominal();
-  // Puts pending_ in scheduling order (InSchedulingOrder).
-  void SortPending();
+  // Puts `pending` (indices into the snapshot's workloads) in scheduling order (InSchedulingOrder).
+  void SortPending(std::vector<uint32_t>& pending) const;
   // Whether the snapshot's `order` names every workload once (and can stand for the sort).
   bool GivenOrderUsable() const;
 
@@ -243,14 +250,15 @@ class Scheduler {
   std::vector<ClusterQueue> cqs_;
   std::vector<int> cq_of_node_;  // node -> index in cqs_, -1 for a cohort
   std::vector<std::vector<int>> cqs_of_root_;  // root node -> indices in cqs_ of its tree's queues
+  // The admitted workloads in the snapshot's order, then the pending ones in scheduling order:
+  // the passes over thousands of pending workloads read wls_ (and the per-workload vectors
+  // below) front to back instead of all over it.
   std::vector<Workload> wls_;
-  std::vector<int> pending_;  // indices into wls_, in scheduling order
+  std::vector<int> pending_;  // indices into wls_, in scheduling order (so ascending)
   Assignment unshaped_;       // CachedAssign's result for a workload without a shape
   std::vector<std::string_view> pending_reason_, pending_message_;  // per workload: see PendingDecision
   // Keeps a text for the pending decisions to point to.
   std::string_view Keep(std::string text) { return out_.texts.emplace_back(std::move(text)); }
-  std::set<int> blocked_cqs_;  // StrictFIFO queues whose head did not fit
-  std::map<int, std::string_view> blocked_by_;  // the message of those behind a blocked head
 };
 
 void Scheduler::Index() {
@@ -602,11 +610,15 @@ bool SameShape(const WorkloadSpec& a, const WorkloadSpec& b) {
 
 ClusterQueue::Shape* Scheduler::ShapeOf(const Workload& w, ClusterQueue& cq) {
   if (w.shape != 0) {  // numbered by the snapshot's maker: no pod sets to compare
+    // (A queue's workloads come in runs of one shape: in scheduling order, those of a tier.)
+    if (cq.last_shape_number == w.shape) return cq.last_shape;
     auto [it, fresh] = cq.shape_by_number.try_emplace(w.shape, nullptr);
     if (fresh) {
       it->second = &cq.shapes.emplace_back();
       it->second->example = w.spec;
     }
+    cq.last_shape_number = w.shape;
+    cq.last_shape = it->second;
     return it->second;
   }
   if (!std::all_of(w.spec->pod_sets.begin(), w.spec->pod_sets.end(), Unconstrained)) return nullptr;
@@ -895,42 +907,42 @@ void Scheduler::Admit(int wi, ClusterQueue& cq, Assignment a) {
 void Scheduler::AdmitWithinNominal() {
   // Queues whose next workload would borrow or preempt: their later workloads wait for the
   // second round too, so that nothing overtakes it within its queue.
-  std::unordered_set<int> stopped;
+  std::vector<char> stopped(cqs_.size(), 0);
   for (int wi : pending_) {
     Workload& w = wls_[wi];
     if (w.inadmissible || w.cq < 0) continue;
     const int ci = cq_of_node_.at(w.cq);
     ClusterQueue& cq = cqs_[ci];
-    if (!cq.inactive.empty() || stopped.count(ci)) continue;
+    if (!cq.inactive.empty() || stopped[static_cast<size_t>(ci)]) continue;
     const Assignment& a = CachedAssign(w, cq);
     if (a.mode != Mode::kFit || a.borrowing || !Fits(cq, w, a.needs)) {
       // BestEffortFIFO passes over a workload that cannot be admitted at all, as the second
       // round will.
       const bool never = a.mode == Mode::kNoFit || (a.mode == Mode::kPreempt && !CanPreempt(cq));
-      if (!never || cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) stopped.insert(ci);
+      if (!never || cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) stopped[static_cast<size_t>(ci)] = 1;
       continue;
     }
     Admit(wi, cq, a);
   }
 }
 
-void Scheduler::SortPending() {
+void Scheduler::SortPending(std::vector<uint32_t>& pending) const {
   // Sorted as compact entries: the specs are large and scattered, and reading them in every
   // comparison costs cache misses.
   struct Order {
     int32_t priority;
     int64_t creation_time;
     std::string_view key;  // (a view: comparing reads the text without the spec's string first)
-    int wl;
+    uint32_t index;
   };
   std::vector<Order> order;
-  order.reserve(pending_.size());
-  for (int wi : pending_) {
-    const WorkloadSpec& s = *wls_[wi].spec;
-    order.push_back({s.priority, s.creation_time, s.key, wi});
+  order.reserve(pending.size());
+  for (uint32_t i : pending) {
+    const WorkloadSpec& s = snap_.workloads[i];
+    order.push_back({s.priority, s.creation_time, s.key, i});
   }
   std::sort(order.begin(), order.end(), [](const Order& x, const Order& y) { return InSchedulingOrder(x, y); });
-  for (size_t i = 0; i < order.size(); ++i) pending_[i] = order[i].wl;
+  for (size_t i = 0; i < order.size(); ++i) pending[i] = order[i].index;
 }
 
 bool Scheduler::GivenOrderUsable() const {
@@ -948,29 +960,47 @@ Decisions Scheduler::Run() {
   Index();
   BuildTree();
 
-  // Workloads, in the snapshot's order (wls_[i] is snap_.workloads[i]); every order the pass
-  // depends on is a total one, so the input's order does not show in the decisions. Admitted
-  // ones hold their quota first.
+  // Workloads: the admitted ones (in the snapshot's order), which hold their quota first, then
+  // the pending ones in scheduling order, the snapshot's when it gives one. Every order the pass
+  // depends on is a total one, so the input's order does not show in the decisions.
   std::unordered_map<std::string, int> cq_by_name;
   for (size_t i = 0; i < cqs_.size(); ++i) cq_by_name[cqs_[i].spec->name] = static_cast<int>(i);
-  wls_.reserve(snap_.workloads.size());
-  for (const WorkloadSpec& spec : snap_.workloads) {
-    const WorkloadSpec* s = &spec;
-    Workload w;
+  const size_t n = snap_.workloads.size();
+  // (Made in the snapshot's order, which reads the large specs front to back, then laid out.)
+  std::vector<Workload> by_index(n);
+  size_t admitted_count = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const WorkloadSpec* s = &snap_.workloads[i];
+    Workload& w = by_index[i];
     w.spec = s;
+    w.index = static_cast<uint32_t>(i);
     w.inadmissible = !s->inadmissible_reason.empty();
     w.priority = s->priority;
     w.shape = s->shape;
     w.key = s->key;
+    w.admitted = s->admission.has_value();
+    admitted_count += w.admitted;
     const std::string& cq_name = s->admission ? s->admission->cluster_queue : s->cluster_queue;
     auto it = cq_by_name.find(cq_name);
     if (it != cq_by_name.end()) w.cq = cqs_[it->second].node;
-    wls_.push_back(std::move(w));
   }
-  for (size_t i = 0; i < wls_.size(); ++i) {
+  const size_t first_pending = admitted_count;
+  wls_.reserve(n);
+  for (Workload& w : by_index)
+    if (w.admitted) wls_.push_back(std::move(w));
+  if (GivenOrderUsable()) {
+    for (uint32_t i : snap_.order)
+      if (!by_index[i].admitted) wls_.push_back(std::move(by_index[i]));
+  } else {
+    std::vector<uint32_t> pending;
+    pending.reserve(n - first_pending);
+    for (size_t i = 0; i < n; ++i)
+      if (!by_index[i].admitted) pending.push_back(static_cast<uint32_t>(i));
+    SortPending(pending);
+    for (uint32_t i : pending) wls_.push_back(std::move(by_index[i]));
+  }
+  for (size_t i = 0; i < first_pending; ++i) {
     Workload& w = wls_[i];
-    if (!w.spec->admission) continue;
-    w.admitted = true;
     if (w.cq < 0) continue;  // its ClusterQueue is gone: it holds nothing we can account
     ClusterQueue& cq = cqs_[cq_of_node_.at(w.cq)];
     Needs needs;
@@ -999,15 +1029,8 @@ Decisions Scheduler::Run() {
     cq.admitted.push_back(static_cast<int>(i));
   }
 
-  // Scheduling order: the snapshot's, when it gives one, or sorted here.
-  if (GivenOrderUsable()) {
-    for (uint32_t wi : snap_.order)
-      if (!wls_[wi].admitted) pending_.push_back(static_cast<int>(wi));
-  } else {
-    for (size_t i = 0; i < wls_.size(); ++i)
-      if (!wls_[i].admitted) pending_.push_back(static_cast<int>(i));
-    SortPending();
-  }
+  pending_.resize(n - first_pending);
+  std::iota(pending_.begin(), pending_.end(), static_cast<int>(first_pending));
   pending_reason_.resize(wls_.size());
   pending_message_.resize(wls_.size());
 
@@ -1033,14 +1056,14 @@ Decisions Scheduler::Run() {
       pending_message_[wi] = cq.inactive_kept;
       return;
     }
-    if (blocked_cqs_.count(ci)) {
+    if (cq.blocked) {
       pending_reason_[wi] = "WaitingForQuota";
-      pending_message_[wi] = blocked_by_[ci];
+      pending_message_[wi] = cq.blocked_by;
       return;
     }
     if (!TryAdmit(wi) && cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) {
-      blocked_cqs_.insert(ci);
-      blocked_by_[ci] = Keep("waiting behind " + s.key + ", which is ahead of it in StrictFIFO ClusterQueue " + cq.spec->name);
+      cq.blocked = true;
+      cq.blocked_by = Keep("waiting behind " + s.key + ", which is ahead of it in StrictFIFO ClusterQueue " + cq.spec->name);
     }
   };
 
@@ -1100,7 +1123,7 @@ Decisions Scheduler::Run() {
     if (w.admitted) continue;
     const int32_t position = w.cq < 0 ? -1 : queued[cq_of_node_.at(w.cq)]++;
     out_.pending.push_back({w.key, pending_reason_[wi], pending_message_[wi],
-                            static_cast<size_t>(wi), position});
+                            static_cast<size_t>(w.index), position});
   }
   return std::move(out_);
 }

@@ -401,6 +401,24 @@ TEST(EngineOrderTest, PendingComeOutInQueueOrderAndLookAlikesShareTheirReason) {
   // After ns/small took a GPU, the same shape needs one more.
   EXPECT_EQ(FindPending(d, "ns/d")->message, prefix + "3" + suffix);
   EXPECT_EQ(FindPending(d, "ns/low")->message, prefix + "3" + suffix);
+  // Each decision points at its workload in the snapshot (the controller reads the object
+  // through it), though the snapshot holds them in another order.
+  for (const auto& p : d.pending) {
+    ASSERT_LT(p.index, s.workloads.size());
+    EXPECT_EQ(s.workloads[p.index].key, p.workload);
+  }
+  // The same when the snapshot gives the scheduling order.
+  s.order = {0, 2, 1, 3, 4, 5, 6};
+  std::sort(s.order.begin(), s.order.end(),
+            [&](uint32_t x, uint32_t y) { return InSchedulingOrder(s.workloads[x], s.workloads[y]); });
+  Decisions given = Schedule(s);
+  Keys given_order;
+  for (const auto& p : given.pending) {
+    given_order.push_back(std::string(p.workload));
+    ASSERT_LT(p.index, s.workloads.size());
+    EXPECT_EQ(s.workloads[p.index].key, p.workload);
+  }
+  EXPECT_EQ(given_order, order);
 }
 
 TEST(ShapeTableTest, EqualShapesShareANumberAndDifferentOnesDoNot) {
