@@ -363,34 +363,28 @@ std::chrono::steady_clock::duration QueueStatusInterval(size_t queues) {
       kMinInterval, std::chrono::milliseconds(1000 * queues / kQueueWritesPerSecond));
 }
 
-std::optional<StatusWriter::Write> QueueController::WriteOrDefer(const std::string& key, const QueueCounts& counts,
-                                                                 StatusWriter::Write write,
-                                                                 std::chrono::steady_clock::time_point now,
-                                                                 std::chrono::steady_clock::duration interval,
-                                                                 uint64_t pass) {
-  auto it = queue_written_.find(key);
+bool QueueController::QueueStatusDue(const std::string& key, const QueueCounts& counts,
+                                     std::chrono::steady_clock::time_point now,
+                                     std::chrono::steady_clock::duration interval, uint64_t pass) {
+  const auto it = queue_written_.find(key);
+  if (it == queue_written_.end() || now - it->second.at >= interval) return true;
   const bool idle = counts.pending == 0 && counts.admitted == 0;
-  if (!idle && it != queue_written_.end() && now - it->second < interval) {
-    deferred_queue_writes_[key] = DeferredQueueWrite{it->second + interval, std::move(write), pass};
-    return std::nullopt;
-  }
-  queue_written_[key] = now;
-  deferred_queue_writes_.erase(key);
-  return write;
+  if (idle && !SameCounts(it->second.counts, counts)) return true;
+  held_queue_status_[key] = HeldQueueStatus{it->second.at + interval, pass};
+  return false;
 }
 
-std::optional<std::chrono::steady_clock::time_point> QueueController::SendDueQueueStatus(
-    std::chrono::steady_clock::time_point now) {
+void QueueController::QueueStatusWritten(const std::string& key, const QueueCounts& counts,
+                                         std::chrono::steady_clock::time_point now) {
+  queue_written_[key] = QueueWritten{now, MemoOf("", counts)};
+  held_queue_status_.erase(key);
+}
+
+std::optional<std::chrono::steady_clock::time_point> QueueController::NextHeldQueueStatus(
+    std::chrono::steady_clock::time_point after) const {
   std::optional<std::chrono::steady_clock::time_point> next;
-  for (auto it = deferred_queue_writes_.begin(); it != deferred_queue_writes_.end();) {
-    if (it->second.due > now) {
-      if (!next || it->second.due < *next) next = it->second.due;
-      ++it;
-      continue;
-    }
-    queue_written_[it->first] = now;
-    writer_->Enqueue(StatusWriter::kQueueStatus, std::move(it->second.write));
-    it = deferred_queue_writes_.erase(it);
+  for (const auto& [key, held] : held_queue_status_) {
+    if (held.due > after && (!next || held.due < *next)) next = held.due;
   }
   return next;
 }
@@ -437,22 +431,24 @@ void QueueController::Run(const std::atomic<bool>& stop) {
   log_("info", "caches synced; scheduling");
   MarkDirty();
   auto last_pass = std::chrono::steady_clock::now();
+  auto last_pass_start = last_pass;
   while (!stop) {
-    // Queue status held back by a pass goes out when due, without another pass.
-    const auto next_queue_write = SendDueQueueStatus(std::chrono::steady_clock::now());
     {
       std::unique_lock<std::mutex> l(mu_);
       // A pass at least every few seconds retries failed writes even without new events; `stop`
       // (set from a signal handler, which cannot notify) is checked every 200 ms.
       auto deadline = last_pass + std::chrono::seconds(5);
       if (wake_at_ && *wake_at_ < deadline) deadline = *wake_at_;  // a pending reason is due
-      const bool for_queue_status = next_queue_write && *next_queue_write < deadline;
-      if (for_queue_status) deadline = *next_queue_write;
+      // Held queue status is due: a pass writes it, and with it whatever else is due within
+      // kQueueStatusSlack, so that queues held at slightly different times share one pass.
+      constexpr auto kQueueStatusSlack = std::chrono::milliseconds(500);
+      if (const auto held = NextHeldQueueStatus(last_pass_start); held && *held + kQueueStatusSlack < deadline) {
+        deadline = *held + kQueueStatusSlack;
+      }
       while (!dirty_ && !stop && std::chrono::steady_clock::now() < deadline) {
         cv_.wait_for(l, std::chrono::milliseconds(200));
       }
       if (stop) break;
-      if (!dirty_ && for_queue_status) continue;  // only held queue status is due
       dirty_ = false;
       wake_at_.reset();
     }
@@ -478,6 +474,7 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     }
     // (Thread CPU: what a pass costs, whatever else shares the machine.)
     const auto cpu_before = apiclient::ThisThreadCpu();
+    last_pass_start = std::chrono::steady_clock::now();
     Pass();
     last_pass_cpu_ = apiclient::ThisThreadCpu() - cpu_before;
     last_pass = std::chrono::steady_clock::now();
@@ -834,6 +831,7 @@ void QueueController::Pass() {
     const bool memo_ok = !cq.metadata.resource_version.empty();
     auto memo = queue_memo_.find(memo_key);
     if (memo_ok && memo != queue_memo_.end() && SameAsMemo(memo->second, versions, c)) continue;
+    if (!QueueStatusDue(memo_key, c, pass_start, queue_interval, pass_number)) continue;
     std::string missing;
     for (const auto& g : cq.spec.resource_groups)
       for (const auto& f : g.flavors)
@@ -863,13 +861,10 @@ void QueueController::Pass() {
     const std::string ltt = cur_active && std::string(api::EnumName(cur_active->status)) == active.status ? cur_active->last_transition_time : now;
     status["conditions"] = Json::array({{{"type", "Active"}, {"status", active.status}, {"reason", active.reason},
                                          {"message", active.message}, {"lastTransitionTime", ltt}}});
-    if (auto w = WriteOrDefer(memo_key, c,
-                              {apiclient::resources::kClusterQueues.plural, "", cq.metadata.name,
-                               {{"apiVersion", api::kApiVersion}, {"kind", "ClusterQueue"},
-                                {"metadata", {{"name", cq.metadata.name}}}, {"status", std::move(status)}}},
-                              pass_start, queue_interval, pass_number)) {
-      queue_writes.push_back(std::move(*w));
-    }
+    QueueStatusWritten(memo_key, c, pass_start);
+    queue_writes.push_back({apiclient::resources::kClusterQueues.plural, "", cq.metadata.name,
+                            {{"apiVersion", api::kApiVersion}, {"kind", "ClusterQueue"},
+                             {"metadata", {{"name", cq.metadata.name}}}, {"status", std::move(status)}}});
   }
   std::unordered_map<std::string_view, const api::ClusterQueue*> cq_by_name;
   for (const auto& cq : state.cluster_queues) cq_by_name.emplace(cq.metadata.name, &cq);
@@ -887,6 +882,7 @@ void QueueController::Pass() {
     const bool memo_ok = !lq.metadata.resource_version.empty();
     auto memo = queue_memo_.find(memo_key);
     if (memo_ok && memo != queue_memo_.end() && SameAsMemo(memo->second, versions, c)) continue;
+    if (!QueueStatusDue(memo_key, c, pass_start, queue_interval, pass_number)) continue;
     const Json usage = usage_json(cq == cq_by_name.end() ? kNoGroups : cq->second->spec.resource_groups, c, false);
     Json status = {{"pendingWorkloads", c.pending},
                    {"reservingWorkloads", c.admitted},
@@ -902,18 +898,15 @@ void QueueController::Pass() {
       if (memo_ok) queue_memo_[memo_key] = MemoOf(std::move(versions), c);
       continue;
     }
-    if (auto w = WriteOrDefer(memo_key, c,
-                              {apiclient::resources::kLocalQueues.plural, lq.metadata.namespace_, lq.metadata.name,
-                               {{"apiVersion", api::kApiVersion}, {"kind", "LocalQueue"},
-                                {"metadata", {{"name", lq.metadata.name}, {"namespace", lq.metadata.namespace_}}},
-                                {"status", std::move(status)}}},
-                              pass_start, queue_interval, pass_number)) {
-      queue_writes.push_back(std::move(*w));
-    }
+    QueueStatusWritten(memo_key, c, pass_start);
+    queue_writes.push_back({apiclient::resources::kLocalQueues.plural, lq.metadata.namespace_, lq.metadata.name,
+                            {{"apiVersion", api::kApiVersion}, {"kind", "LocalQueue"},
+                             {"metadata", {{"name", lq.metadata.name}, {"namespace", lq.metadata.namespace_}}},
+                             {"status", std::move(status)}}});
   }
   // A held status of a queue this pass did not find changed (up to date on the object again,
   // skipped as such by its memo, or gone) is not wanted any more.
-  std::erase_if(deferred_queue_writes_, [&](const auto& e) { return e.second.pass != pass_number; });
+  std::erase_if(held_queue_status_, [&](const auto& e) { return e.second.pass != pass_number; });
 
   // Metrics first, so that whoever sees the status this pass writes finds them agreeing.
   if (metrics_) Record(state, d, cq_counts, pass_seconds);
@@ -962,8 +955,11 @@ void QueueController::Pass() {
 }
 
 bool QueueController::SameAsMemo(const QueueMemo& memo, const std::string& versions, const QueueCounts& counts) {
-  if (memo.versions != versions || memo.pending != counts.pending || memo.admitted != counts.admitted ||
-      memo.usage.size() != counts.usage.size()) {
+  return memo.versions == versions && SameCounts(memo, counts);
+}
+
+bool QueueController::SameCounts(const QueueMemo& memo, const QueueCounts& counts) {
+  if (memo.pending != counts.pending || memo.admitted != counts.admitted || memo.usage.size() != counts.usage.size()) {
     return false;
   }
   size_t i = 0;

@@ -142,26 +142,6 @@ class QueueController {
   };
   std::unordered_map<std::string, Assumed> assumed_;  // looked up for every workload in a pass
 
-  // Queue status writes, per "clusterqueues/NAME" or "localqueues/NS/NAME": when last written,
-  // and the writes held back until their queue's interval is up (the latest status of each; the
-  // loop sends them when due without a pass). Loop thread only.
-  struct DeferredQueueWrite {
-    std::chrono::steady_clock::time_point due;
-    StatusWriter::Write write;
-    uint64_t pass = 0;  // the last pass that found the status changed
-  };
-  // Either returns `write` to send now, or holds it until the queue's interval is up. A queue
-  // that has become idle (`counts`: nothing pending or admitted) is written at once: that it has drained
-  // is what people and tools wait for (Kueue's benchmark runner ends its run on it).
-  std::optional<StatusWriter::Write> WriteOrDefer(const std::string& key, const QueueCounts& counts, StatusWriter::Write write,
-                                                  std::chrono::steady_clock::time_point now,
-                                                  std::chrono::steady_clock::duration interval, uint64_t pass);
-  // Sends the held writes that are due; returns when the next one is.
-  std::optional<std::chrono::steady_clock::time_point> SendDueQueueStatus(std::chrono::steady_clock::time_point now);
-  std::map<std::string, std::chrono::steady_clock::time_point> queue_written_;
-  std::map<std::string, DeferredQueueWrite> deferred_queue_writes_;
-  // Makes the loop run a pass by `due` even if nothing changes (a pending reason is then due).
-  void WakeAt(std::chrono::steady_clock::time_point due);
   // What a queue's status (same keys) was last found up to date with: the versions of the objects
   // it is made from, and the queue's counts. A pass that finds the same skips building and
   // comparing the status (JSON), which for a thousand queues was most of a pass. (Not kept for
@@ -172,7 +152,35 @@ class QueueController {
     std::vector<std::tuple<std::string, std::string, int64_t>> usage;  // (flavor, resource, milli)
   };
   static bool SameAsMemo(const QueueMemo& memo, const std::string& versions, const QueueCounts& counts);
+  static bool SameCounts(const QueueMemo& memo, const QueueCounts& counts);
   static QueueMemo MemoOf(std::string versions, const QueueCounts& counts);
+  // Queue status writes, per "clusterqueues/NAME" or "localqueues/NS/NAME": when each was last
+  // written and with what counts, and which changed ones are held back until their queue's
+  // interval is up. A held status is not built until then: the first pass after it is due builds
+  // the queue's status as it is by then (Run wakes a pass for it). Loop thread only.
+  struct QueueWritten {
+    std::chrono::steady_clock::time_point at;
+    QueueMemo counts;  // (its versions unused)
+  };
+  struct HeldQueueStatus {
+    std::chrono::steady_clock::time_point due;
+    uint64_t pass = 0;  // the last pass that found the queue changed
+  };
+  // Whether the status of a queue whose counts or objects changed may be built and written now:
+  // its interval is up, or it has just become idle (nothing pending or admitted), since that it
+  // has drained is what people and tools wait for (Kueue's benchmark runner ends its run on it).
+  // If not, it is held. (A change within the interval is often our own write coming back; the
+  // pass that finds the held status due also finds it up to date, and writes nothing.)
+  bool QueueStatusDue(const std::string& key, const QueueCounts& counts, std::chrono::steady_clock::time_point now,
+                      std::chrono::steady_clock::duration interval, uint64_t pass);
+  void QueueStatusWritten(const std::string& key, const QueueCounts& counts, std::chrono::steady_clock::time_point now);
+  // When the first held status is due, if any is (after `after`: one due before the last pass
+  // began is one that pass did not get to, and waits for the next).
+  std::optional<std::chrono::steady_clock::time_point> NextHeldQueueStatus(std::chrono::steady_clock::time_point after) const;
+  std::map<std::string, QueueWritten> queue_written_;
+  std::map<std::string, HeldQueueStatus> held_queue_status_;
+  // Makes the loop run a pass by `due` even if nothing changes (a pending reason is then due).
+  void WakeAt(std::chrono::steady_clock::time_point due);
   std::unordered_map<std::string, QueueMemo> queue_memo_;
   // Pending workloads: the pending condition last queued for writing, and when (by "ns/name").
   struct PendingWritten {
