@@ -89,6 +89,25 @@ void Metrics::ReplaceGauges(GaugeValues gauges) {
   for (auto& [name, values] : gauges) families_.at(name).values = std::move(values);
 }
 
+void Metrics::ReplaceGaugeSeries(const std::vector<std::string>& gauges, const std::string& label,
+                                 const std::vector<std::string>& owners, GaugeValues series) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (const std::string& name : gauges) {
+    auto& values = families_.at(name).values;
+    for (const std::string& owner : owners) {
+      // Label sets compare in order, so an owner's series follow its first label alone.
+      auto it = values.lower_bound(Labels{{label, owner}});
+      while (it != values.end() && !it->first.empty() && it->first[0].first == label && it->first[0].second == owner) {
+        it = values.erase(it);
+      }
+    }
+  }
+  for (auto& [name, values] : series) {
+    auto& family = families_.at(name).values;
+    for (auto& [labels, v] : values) family.insert_or_assign(labels, v);
+  }
+}
+
 void Metrics::Observe(const std::string& histogram, const Labels& labels, double v) {
   std::lock_guard<std::mutex> l(mu_);
   Family& f = families_.at(histogram);

@@ -23,6 +23,11 @@ class Metrics {
   // half-updated.
   using GaugeValues = std::map<std::string, std::map<Labels, double>>;
   void ReplaceGauges(GaugeValues gauges);
+  // Replaces, at once, the series of the named gauges whose first label is (`label`, one of
+  // `owners`) with those in `series` (whose labels start that way); the others stay as they are.
+  // For gauges of many objects of which few change at a time.
+  void ReplaceGaugeSeries(const std::vector<std::string>& gauges, const std::string& label,
+                          const std::vector<std::string>& owners, GaugeValues series);
   void Observe(const std::string& histogram, const Labels& labels, double v);
 
   std::string Render() const;

@@ -1007,18 +1007,31 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
   m.Add("kueue_admission_attempts_total", {{"result", "inadmissible"}}, static_cast<double>(d.pending.size()));
   m.Observe("kueue_admission_attempt_duration_seconds", {{"result", d.admitted.empty() ? "inadmissible" : "success"}}, pass_seconds);
 
-  // Gauges: the state after this pass, replaced all at once.
+  // Gauges: the state after this pass. Those of a ClusterQueue whose counts and spec are as the
+  // last pass found them stay as they are (with a thousand queues, making every series again was
+  // a large part of a pass); the others are replaced at once, and those of a queue gone dropped.
+  static const std::vector<std::string> kGauges = {
+      "kueue_pending_workloads", "kueue_cluster_queue_resource_usage", "kueue_cluster_queue_resource_reservation",
+      "kueue_cluster_queue_nominal_quota", "kueue_cluster_queue_borrowing_limit", "kueue_cluster_queue_lending_limit",
+      "kueue_cluster_queue_status", "kueue_reserving_active_workloads", "kueue_admitted_active_workloads"};
   Metrics::GaugeValues gauges;
-  for (const char* g : {"kueue_pending_workloads", "kueue_cluster_queue_resource_usage", "kueue_cluster_queue_resource_reservation",
-                        "kueue_cluster_queue_nominal_quota", "kueue_cluster_queue_borrowing_limit",
-                        "kueue_cluster_queue_lending_limit", "kueue_cluster_queue_status", "kueue_reserving_active_workloads",
-                        "kueue_admitted_active_workloads"}) {
-    gauges[g];
-  }
+  std::vector<std::string> owners;
   auto set = [&](const char* gauge, const Labels& labels, double v) { gauges[gauge][labels] = v; };
+  std::unordered_set<std::string_view> present;
   for (const auto& cq : state.cluster_queues) {
     const std::string& name = cq.metadata.name;
+    present.insert(name);
     const QueueCounts& c = CountsOf(cq_counts, name);
+    // (The spec by its generation, which the status does not move; by resourceVersion without one.)
+    std::string version = cq.metadata.generation ? "#" + std::to_string(*cq.metadata.generation) : cq.metadata.resource_version;
+    auto memo = gauge_memo_.find(name);
+    if (memo != gauge_memo_.end() && !version.empty() && memo->second.version == version &&
+        memo->second.waiting == c.waiting && memo->second.inadmissible == c.inadmissible &&
+        SameCounts(memo->second.counts, c)) {
+      continue;
+    }
+    gauge_memo_[name] = GaugeMemo{version, c.waiting, c.inadmissible, MemoOf("", c)};
+    owners.push_back(name);
     set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "active"}}, c.waiting);
     set("kueue_pending_workloads", {{"cluster_queue", name}, {"status", "inadmissible"}}, c.inadmissible);
     set("kueue_reserving_active_workloads", {{"cluster_queue", name}}, c.admitted);
@@ -1043,7 +1056,15 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
       }
     }
   }
-  m.ReplaceGauges(std::move(gauges));
+  for (auto it = gauge_memo_.begin(); it != gauge_memo_.end();) {
+    if (present.count(it->first)) {
+      ++it;
+      continue;
+    }
+    owners.push_back(it->first);
+    it = gauge_memo_.erase(it);
+  }
+  if (!owners.empty()) m.ReplaceGaugeSeries(kGauges, "cluster_queue", owners, std::move(gauges));
 }
 
 }  // namespace rota::controller

@@ -182,6 +182,14 @@ class QueueController {
   // Makes the loop run a pass by `due` even if nothing changes (a pending reason is then due).
   void WakeAt(std::chrono::steady_clock::time_point due);
   std::unordered_map<std::string, QueueMemo> queue_memo_;
+  // What each ClusterQueue's Prometheus gauges were last made from (Record): the spec's
+  // generation (or resourceVersion) and the counts.
+  struct GaugeMemo {
+    std::string version;
+    int32_t waiting = 0, inadmissible = 0;
+    QueueMemo counts;  // (its versions unused)
+  };
+  std::unordered_map<std::string, GaugeMemo> gauge_memo_;
   // Pending workloads: the pending condition last queued for writing, and when (by "ns/name").
   struct PendingWritten {
     std::chrono::steady_clock::time_point at;
