@@ -763,41 +763,66 @@ void QueueController::Pass() {
   std::vector<uint8_t> pending_kind(snapshot.workloads.size(), 0);
   for (const auto& p : d.pending) pending_kind[p.index] = p.reason == "WaitingForQuota" ? 1 : 2;
   // By name; the views point into the kept snapshot and the builder's queue names, which stay as
-  // they are for the rest of the pass. Pending workloads, most of them, are counted by their
-  // queues' numbers first (see SnapshotBuilder::QueueNumbers), and by name after.
+  // they are for the rest of the pass. Workloads are counted by their queues' numbers first (see
+  // SnapshotBuilder::QueueNumbers), and by name after, per queue; an admitted workload whose
+  // admission names another ClusterQueue than its LocalQueue points to now is counted by name.
   CountsByName cq_counts, lq_counts;
-  struct Pending {
-    int32_t pending = 0, waiting = 0, inadmissible = 0;
+  struct Tally {
+    int32_t pending = 0, waiting = 0, inadmissible = 0, admitted = 0;
+    std::vector<std::pair<std::pair<std::string_view, std::string_view>, int64_t>> usage;  // few: a list
   };
-  std::vector<Pending> pending_by_cq(snapshot_builder_.QueueNumbers()), pending_by_lq(snapshot_builder_.QueueNumbers());
+  std::vector<Tally> by_cq(snapshot_builder_.QueueNumbers()), by_lq(snapshot_builder_.QueueNumbers());
+  auto add_usage = [](std::vector<std::pair<std::pair<std::string_view, std::string_view>, int64_t>>& usage,
+                      const admission::AdmissionSpec& a) {
+    for (const auto& ps : a.pod_sets) {
+      for (const auto& [r, f] : ps.flavors) {
+        auto u = ps.usage.find(r);
+        const int64_t amount = u == ps.usage.end() ? 0 : u->second;
+        const std::pair<std::string_view, std::string_view> key{f, r};
+        auto it = std::find_if(usage.begin(), usage.end(), [&](const auto& e) { return e.first == key; });
+        if (it == usage.end()) usage.emplace_back(key, amount);
+        else it->second += amount;
+      }
+    }
+  };
   for (size_t i = 0; i < snapshot.workloads.size(); ++i) {
     const admission::WorkloadSpec& w = snapshot.workloads[i];
+    const uint32_t cq = snapshot_builder_.ClusterQueueNumberOf(i), lq = snapshot_builder_.LocalQueueNumberOf(i);
     if (w.admission) {
-      for (QueueCounts* c : {&cq_counts[w.admission->cluster_queue], &lq_counts[snapshot_builder_.LocalQueueOf(i)]}) {
-        ++c->admitted;
-        for (const auto& ps : w.admission->pod_sets) {
-          for (const auto& [r, f] : ps.flavors) {
-            auto u = ps.usage.find(r);
-            c->usage[{f, r}] += u == ps.usage.end() ? 0 : u->second;
-          }
-        }
+      Tally* by_number = cq != api::SnapshotBuilder::kNoQueue && snapshot_builder_.QueueName(cq) == w.admission->cluster_queue
+                             ? &by_cq[cq] : nullptr;
+      if (by_number) {
+        ++by_number->admitted;
+        add_usage(by_number->usage, *w.admission);
+      } else {
+        Tally t;
+        add_usage(t.usage, *w.admission);
+        QueueCounts& c = cq_counts[w.admission->cluster_queue];
+        ++c.admitted;
+        for (const auto& [key, amount] : t.usage) c.usage[key] += amount;
       }
-    } else if (const uint32_t cq = snapshot_builder_.ClusterQueueNumberOf(i); cq != api::SnapshotBuilder::kNoQueue) {
-      Pending& c = pending_by_cq[cq];
+      if (lq != api::SnapshotBuilder::kNoQueue) {
+        ++by_lq[lq].admitted;
+        add_usage(by_lq[lq].usage, *w.admission);
+      }
+    } else if (cq != api::SnapshotBuilder::kNoQueue) {
+      Tally& c = by_cq[cq];
       ++c.pending;
       if (pending_kind[i] == 1) ++c.waiting;
       if (pending_kind[i] == 2) ++c.inadmissible;
-      ++pending_by_lq[snapshot_builder_.LocalQueueNumberOf(i)].pending;
+      ++by_lq[lq].pending;
     }
   }
-  for (uint32_t n = 0; n < pending_by_cq.size(); ++n) {
-    if (pending_by_cq[n].pending > 0) {
-      QueueCounts& c = cq_counts[snapshot_builder_.QueueName(n)];
-      c.pending = pending_by_cq[n].pending;
-      c.waiting = pending_by_cq[n].waiting;
-      c.inadmissible = pending_by_cq[n].inadmissible;
-    }
-    if (pending_by_lq[n].pending > 0) lq_counts[snapshot_builder_.QueueName(n)].pending = pending_by_lq[n].pending;
+  auto merge = [](QueueCounts& c, const Tally& t) {
+    c.pending = t.pending;
+    c.waiting = t.waiting;
+    c.inadmissible = t.inadmissible;
+    c.admitted += t.admitted;
+    for (const auto& [key, amount] : t.usage) c.usage[key] += amount;
+  };
+  for (uint32_t n = 0; n < by_cq.size(); ++n) {
+    if (by_cq[n].pending > 0 || by_cq[n].admitted > 0) merge(cq_counts[snapshot_builder_.QueueName(n)], by_cq[n]);
+    if (by_lq[n].pending > 0 || by_lq[n].admitted > 0) merge(lq_counts[snapshot_builder_.QueueName(n)], by_lq[n]);
   }
   std::set<std::string> flavor_names;
   for (const auto& f : state.flavors) flavor_names.insert(f.metadata.name);
