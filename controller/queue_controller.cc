@@ -368,8 +368,10 @@ bool QueueController::QueueStatusDue(const std::string& key, const QueueCounts& 
                                      std::chrono::steady_clock::duration interval, uint64_t pass) {
   const auto it = queue_written_.find(key);
   if (it == queue_written_.end() || now - it->second.at >= interval) return true;
+  // Drained, or busy again after being idle: written at once.
   const bool idle = counts.pending == 0 && counts.admitted == 0;
-  if (idle && !SameCounts(it->second.counts, counts)) return true;
+  const bool was_idle = it->second.counts.pending == 0 && it->second.counts.admitted == 0;
+  if (idle != was_idle) return true;
   held_queue_status_[key] = HeldQueueStatus{it->second.at + interval, pass};
   return false;
 }

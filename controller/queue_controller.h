@@ -167,9 +167,10 @@ class QueueController {
     uint64_t pass = 0;  // the last pass that found the queue changed
   };
   // Whether the status of a queue whose counts or objects changed may be built and written now:
-  // its interval is up, or it has just become idle (nothing pending or admitted), since that it
-  // has drained is what people and tools wait for (Kueue's benchmark runner ends its run on it).
-  // If not, it is held. (A change within the interval is often our own write coming back; the
+  // its interval is up, or it has just become idle (nothing pending or admitted) or busy again,
+  // since that a queue has drained is what people and tools wait for (Kueue's benchmark runner
+  // ends its run once every ClusterQueue shows it, so one still showing idle while workloads
+  // wait in it would end the run early). If not, it is held. (A change within the interval is often our own write coming back; the
   // pass that finds the held status due also finds it up to date, and writes nothing.)
   bool QueueStatusDue(const std::string& key, const QueueCounts& counts, std::chrono::steady_clock::time_point now,
                       std::chrono::steady_clock::duration interval, uint64_t pass);
