@@ -38,11 +38,13 @@
 #endif
 
 // jemalloc's options, read before main (MALLOC_CONF in the environment still overrides them). One
-// arena for all threads, and freed pages returned within a second: rota's threads allocate little
-// at a time, so per-thread arenas mostly held freed pages apart (Kueue's baseline benchmark:
-// peak RSS 65.9 -> 62.2 MiB, CPU unchanged).
+// arena for all threads: rota's threads allocate little at a time, so per-thread arenas mostly
+// held freed pages apart (Kueue's baseline benchmark: peak RSS 65.9 -> 62.2 MiB, CPU unchanged).
+// Freed pages go back to the system over 10 s: a pass allocates its working arrays afresh, and
+// passes come at most 2 s apart, so with pages returned within a second every pass faulted its
+// arrays in again (a tenth of the loop's CPU in Kueue's large-scale benchmark).
 extern "C" const char* malloc_conf;
-const char* malloc_conf = "narenas:1,dirty_decay_ms:1000,muzzy_decay_ms:0";
+const char* malloc_conf = "narenas:1,dirty_decay_ms:10000,muzzy_decay_ms:0";
 
 namespace {
 
