@@ -969,6 +969,9 @@ Decisions Scheduler::Run() {
   // (Made in the snapshot's order, which reads the large specs front to back, then laid out.)
   std::vector<Workload> by_index(n);
   size_t admitted_count = 0;
+  bool last_cq_known = false;
+  std::string_view last_cq_name;
+  int last_cq_node = -1;
   for (size_t i = 0; i < n; ++i) {
     const WorkloadSpec* s = &snap_.workloads[i];
     Workload& w = by_index[i];
@@ -980,9 +983,15 @@ Decisions Scheduler::Run() {
     w.key = s->key;
     w.admitted = s->admission.has_value();
     admitted_count += w.admitted;
+    // (The snapshot's neighbours are often of one queue: the last name found is tried first.)
     const std::string& cq_name = s->admission ? s->admission->cluster_queue : s->cluster_queue;
-    auto it = cq_by_name.find(cq_name);
-    if (it != cq_by_name.end()) w.cq = cqs_[it->second].node;
+    if (!last_cq_known || cq_name != last_cq_name) {
+      auto it = cq_by_name.find(cq_name);
+      last_cq_node = it == cq_by_name.end() ? -1 : cqs_[it->second].node;
+      last_cq_name = cq_name;
+      last_cq_known = true;
+    }
+    w.cq = last_cq_node;
   }
   const size_t first_pending = admitted_count;
   wls_.reserve(n);
@@ -999,6 +1008,9 @@ Decisions Scheduler::Run() {
     SortPending(pending);
     for (uint32_t i : pending) wls_.push_back(std::move(by_index[i]));
   }
+  bool last_fr_known = false;
+  std::string_view last_resource, last_flavor;
+  int last_ri = -1, last_fi = -1;
   for (size_t i = 0; i < first_pending; ++i) {
     Workload& w = wls_[i];
     if (w.cq < 0) continue;  // its ClusterQueue is gone: it holds nothing we can account
@@ -1009,9 +1021,20 @@ Decisions Scheduler::Run() {
       for (const auto& p : w.spec->pod_sets)
         if (p.name == psa.name) ps = &p;
       for (const auto& [resource, flavor] : psa.flavors) {
-        const int ri = ResourceIndex(resource);
-        auto fi = flavor_index_.find(flavor);
-        if (ri < 0 || fi == flavor_index_.end()) continue;
+        // (Most admissions name the same few resources and flavors: the last ones found are
+        // tried first.)
+        if (!last_fr_known || resource != last_resource) {
+          last_ri = ResourceIndex(resource);
+          last_resource = resource;
+        }
+        if (!last_fr_known || flavor != last_flavor) {
+          auto fi = flavor_index_.find(flavor);
+          last_fi = fi == flavor_index_.end() ? -1 : fi->second;
+          last_flavor = flavor;
+        }
+        last_fr_known = true;
+        const int ri = last_ri, fi = last_fi;
+        if (ri < 0 || fi < 0) continue;
         int64_t amount = 0;
         auto u = psa.usage.find(resource);
         if (u != psa.usage.end()) {
@@ -1022,7 +1045,7 @@ Decisions Scheduler::Run() {
               __builtin_mul_overflow(r->second, static_cast<int64_t>(psa.count), &amount))
             amount = kUnlimited;
         }
-        AddNeed(needs, FlavorResource(fi->second, ri), amount);
+        AddNeed(needs, FlavorResource(fi, ri), amount);
       }
     }
     Hold(w, needs);
