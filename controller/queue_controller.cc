@@ -276,9 +276,11 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
   apiclient::InformerOptions options;
   options.on_error = [this](const std::string& m) { log_("warn", m); };
   // A pass waits the batch period for events to settle anyway; the watches read theirs in
-  // batches within a fifth of it, rather than waking for each (every admission, eviction and
-  // finish is a Workload event).
-  options.settle = std::min<std::chrono::milliseconds>(std::chrono::milliseconds(20), config_.batch_period / 5);
+  // batches within half of it (at most 50 ms), rather than waking for each (every admission,
+  // eviction and finish is a Workload event). In Kueue's baseline scenario the Workload watch
+  // used 2.40 s of CPU reading every 50 ms against 2.69 s every 20 ms, with the same admission
+  // times.
+  options.settle = std::min<std::chrono::milliseconds>(std::chrono::milliseconds(50), config_.batch_period / 2);
   auto notify = [this](auto&&...) { MarkDirty(); };
   // Every kind's changes may change decisions: each informer just marks the loop dirty.
   auto handlers = [&](auto* tag) {
