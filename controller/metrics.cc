@@ -109,14 +109,20 @@ void Metrics::ReplaceGaugeSeries(const std::vector<std::string>& gauges, const s
 }
 
 void Metrics::Observe(const std::string& histogram, const Labels& labels, double v) {
+  Observe(histogram, labels, std::vector<double>{v});
+}
+
+void Metrics::Observe(const std::string& histogram, const Labels& labels, const std::vector<double>& values) {
   std::lock_guard<std::mutex> l(mu_);
   Family& f = families_.at(histogram);
   auto& h = f.hists[labels];
   if (h.counts.empty()) h.counts.assign(f.buckets.size(), 0);
-  for (size_t i = 0; i < f.buckets.size(); ++i)
-    if (v <= f.buckets[i]) ++h.counts[i];
-  h.sum += v;
-  ++h.count;
+  for (const double v : values) {
+    for (size_t i = 0; i < f.buckets.size(); ++i)
+      if (v <= f.buckets[i]) ++h.counts[i];
+    h.sum += v;
+    ++h.count;
+  }
 }
 
 std::string Metrics::Render() const {

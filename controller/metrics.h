@@ -29,6 +29,8 @@ class Metrics {
   void ReplaceGaugeSeries(const std::vector<std::string>& gauges, const std::string& label,
                           const std::vector<std::string>& owners, GaugeValues series);
   void Observe(const std::string& histogram, const Labels& labels, double v);
+  // Many observations of one series at once.
+  void Observe(const std::string& histogram, const Labels& labels, const std::vector<double>& values);
 
   std::string Render() const;
 

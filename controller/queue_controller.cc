@@ -638,11 +638,13 @@ void QueueController::Pass() {
         updates[std::string(type)] = {"False", "QuotaReserved", "Previously: " + c->message};
       }
     }
-    Json status = {{"admission", AdmissionJson(a)}, {"conditions", OwnedConditions(conditions_of(*w), updates, now)}};
+    // (What the cache will hold once the write is back: the written admission, read as the
+    // watch reads it.)
     Json admission_json = AdmissionJson(a);
     api::Admission assumed;
     (void)api::DecodeValue(admission_json, "admission", assumed);
-    writes.push_back({w->metadata.namespace_, w->metadata.name, workload_body(*w, std::move(status)), std::optional<api::Admission>(assumed)});
+    Json status = {{"admission", std::move(admission_json)}, {"conditions", OwnedConditions(conditions_of(*w), updates, now)}};
+    writes.push_back({w->metadata.namespace_, w->metadata.name, workload_body(*w, std::move(status)), std::optional<api::Admission>(std::move(assumed))});
   }
   for (const auto& p : d.preempted) {
     const api::Workload* w = object_of(p.workload);
@@ -1016,15 +1018,25 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
   Metrics& m = *metrics_;
   auto spec_of = [&](const std::string& key) { return snapshot_builder_.Find(key); };
   const double now = static_cast<double>(std::time(nullptr));
+  // Admissions by ClusterQueue, so that each queue's series are updated once a pass.
+  struct Admitted {
+    double count = 0;
+    std::vector<double> waits;  // seconds since creation, of those that have a creation time
+  };
+  std::map<std::string_view, Admitted> admitted;
   for (const auto& a : d.admitted) {
-    const Labels cq = {{"cluster_queue", a.cluster_queue}};
-    m.Add("kueue_quota_reserved_workloads_total", cq);
-    m.Add("kueue_admitted_workloads_total", cq);
+    Admitted& q = admitted[a.cluster_queue];
+    ++q.count;
     const auto* w = spec_of(a.workload);
-    if (w->creation_time > 0) {
-      m.Observe("kueue_admission_wait_time_seconds", cq, std::max(0.0, now - static_cast<double>(w->creation_time)));
-      m.Observe("kueue_quota_reserved_wait_time_seconds", cq, std::max(0.0, now - static_cast<double>(w->creation_time)));
-    }
+    if (w->creation_time > 0) q.waits.push_back(std::max(0.0, now - static_cast<double>(w->creation_time)));
+  }
+  for (const auto& [name, q] : admitted) {
+    const Labels cq = {{"cluster_queue", std::string(name)}};
+    m.Add("kueue_quota_reserved_workloads_total", cq, q.count);
+    m.Add("kueue_admitted_workloads_total", cq, q.count);
+    if (q.waits.empty()) continue;
+    m.Observe("kueue_admission_wait_time_seconds", cq, q.waits);
+    m.Observe("kueue_quota_reserved_wait_time_seconds", cq, q.waits);
   }
   for (const auto& p : d.preempted) {
     m.Add("kueue_evicted_workloads_total", {{"cluster_queue", p.cluster_queue}, {"reason", "Preempted"}});

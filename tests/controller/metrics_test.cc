@@ -36,5 +36,19 @@ TEST(MetricsTest, ReplacingSomeQueuesGaugesLeavesTheOthers) {
   EXPECT_TRUE(Has(text, R"(kueue_pending_workloads{cluster_queue="cq-1",status="active"} 4)")) << text;
 }
 
+// A pass observes its admissions' waits per queue at once; the histogram counts each one, as
+// observing them one by one does.
+TEST(MetricsTest, ObservingManyAtOnceCountsEach) {
+  Metrics one_by_one, at_once;
+  const Labels cq = {{"cluster_queue", "cq-1"}};
+  const std::vector<double> waits = {0.5, 3, 3, 700};
+  for (double w : waits) one_by_one.Observe("kueue_admission_wait_time_seconds", cq, w);
+  at_once.Observe("kueue_admission_wait_time_seconds", cq, waits);
+  const std::string text = at_once.Render();
+  EXPECT_EQ(text, one_by_one.Render());
+  EXPECT_TRUE(Has(text, R"(kueue_admission_wait_time_seconds_count{cluster_queue="cq-1"} 4)")) << text;
+  EXPECT_TRUE(Has(text, R"(kueue_admission_wait_time_seconds_sum{cluster_queue="cq-1"} 706.5)")) << text;
+}
+
 }  // namespace
 }  // namespace rota::controller
