@@ -84,11 +84,6 @@ void Metrics::Set(const std::string& gauge, const Labels& labels, double v) {
   families_.at(gauge).values[labels] = v;
 }
 
-void Metrics::ReplaceGauges(GaugeValues gauges) {
-  std::lock_guard<std::mutex> l(mu_);
-  for (auto& [name, values] : gauges) families_.at(name).values = std::move(values);
-}
-
 void Metrics::ReplaceGaugeSeries(const std::vector<std::string>& gauges, const std::string& label,
                                  const std::vector<std::string>& owners, GaugeValues series) {
   std::lock_guard<std::mutex> l(mu_);

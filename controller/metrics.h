@@ -19,10 +19,7 @@ class Metrics {
 
   void Add(const std::string& counter, const Labels& labels, double v = 1);
   void Set(const std::string& gauge, const Labels& labels, double v);
-  // Replaces every series of the named gauges at once, so that a scrape never sees a gauge
-  // half-updated.
   using GaugeValues = std::map<std::string, std::map<Labels, double>>;
-  void ReplaceGauges(GaugeValues gauges);
   // Replaces, at once, the series of the named gauges whose first label is (`label`, one of
   // `owners`) with those in `series` (whose labels start that way); the others stay as they are.
   // For gauges of many objects of which few change at a time.

@@ -370,17 +370,14 @@ bool QueueController::QueueStatusDue(const std::string& key, const QueueCounts& 
                                      std::chrono::steady_clock::duration interval, uint64_t pass) {
   const auto it = queue_written_.find(key);
   if (it == queue_written_.end() || now - it->second.at >= interval) return true;
-  // Drained, or busy again after being idle: written at once.
-  const bool idle = counts.pending == 0 && counts.admitted == 0;
-  const bool was_idle = it->second.counts.pending == 0 && it->second.counts.admitted == 0;
-  if (idle != was_idle) return true;
+  if (Idle(counts) != it->second.idle) return true;  // drained, or busy again after being idle
   held_queue_status_[key] = HeldQueueStatus{it->second.at + interval, pass};
   return false;
 }
 
 void QueueController::QueueStatusWritten(const std::string& key, const QueueCounts& counts,
                                          std::chrono::steady_clock::time_point now) {
-  queue_written_[key] = QueueWritten{now, MemoOf("", counts)};
+  queue_written_[key] = QueueWritten{now, Idle(counts)};
   held_queue_status_.erase(key);
 }
 
@@ -791,6 +788,10 @@ void QueueController::Pass() {
       }
     }
   };
+  auto add_admitted = [](QueueCounts& c, const Tally& t) {
+    c.admitted += t.admitted;
+    for (const auto& [key, amount] : t.usage) c.usage[key] += amount;
+  };
   for (size_t i = 0; i < snapshot.workloads.size(); ++i) {
     const admission::WorkloadSpec& w = snapshot.workloads[i];
     const uint32_t cq = snapshot_builder_.ClusterQueueNumberOf(i), lq = snapshot_builder_.LocalQueueNumberOf(i);
@@ -802,10 +803,9 @@ void QueueController::Pass() {
         add_usage(by_number->usage, *w.admission);
       } else {
         Tally t;
+        t.admitted = 1;
         add_usage(t.usage, *w.admission);
-        QueueCounts& c = cq_counts[w.admission->cluster_queue];
-        ++c.admitted;
-        for (const auto& [key, amount] : t.usage) c.usage[key] += amount;
+        add_admitted(cq_counts[w.admission->cluster_queue], t);
       }
       if (lq != api::SnapshotBuilder::kNoQueue) {
         ++by_lq[lq].admitted;
@@ -819,12 +819,11 @@ void QueueController::Pass() {
       ++by_lq[lq].pending;
     }
   }
-  auto merge = [](QueueCounts& c, const Tally& t) {
+  auto merge = [&](QueueCounts& c, const Tally& t) {
     c.pending = t.pending;
     c.waiting = t.waiting;
     c.inadmissible = t.inadmissible;
-    c.admitted += t.admitted;
-    for (const auto& [key, amount] : t.usage) c.usage[key] += amount;
+    add_admitted(c, t);
   };
   for (uint32_t n = 0; n < by_cq.size(); ++n) {
     if (by_cq[n].pending > 0 || by_cq[n].admitted > 0) merge(cq_counts[snapshot_builder_.QueueName(n)], by_cq[n]);

@@ -153,14 +153,15 @@ class QueueController {
   };
   static bool SameAsMemo(const QueueMemo& memo, const std::string& versions, const QueueCounts& counts);
   static bool SameCounts(const QueueMemo& memo, const QueueCounts& counts);
+  static bool Idle(const QueueCounts& counts) { return counts.pending == 0 && counts.admitted == 0; }
   static QueueMemo MemoOf(std::string versions, const QueueCounts& counts);
   // Queue status writes, per "clusterqueues/NAME" or "localqueues/NS/NAME": when each was last
-  // written and with what counts, and which changed ones are held back until their queue's
-  // interval is up. A held status is not built until then: the first pass after it is due builds
-  // the queue's status as it is by then (Run wakes a pass for it). Loop thread only.
+  // written and whether it was idle then, and which changed ones are held back until their
+  // queue's interval is up. A held status is not built until then: the first pass after it is
+  // due builds the queue's status as it is by then (Run wakes a pass for it). Loop thread only.
   struct QueueWritten {
     std::chrono::steady_clock::time_point at;
-    QueueMemo counts;  // (its versions unused)
+    bool idle = false;  // nothing pending or admitted
   };
   struct HeldQueueStatus {
     std::chrono::steady_clock::time_point due;
@@ -170,8 +171,9 @@ class QueueController {
   // its interval is up, or it has just become idle (nothing pending or admitted) or busy again,
   // since that a queue has drained is what people and tools wait for (Kueue's benchmark runner
   // ends its run once every ClusterQueue shows it, so one still showing idle while workloads
-  // wait in it would end the run early). If not, it is held. (A change within the interval is often our own write coming back; the
-  // pass that finds the held status due also finds it up to date, and writes nothing.)
+  // wait in it would end the run early). If not, it is held. (A change within the interval is
+  // often our own write coming back; the pass that finds the held status due also finds it up
+  // to date, and writes nothing.)
   bool QueueStatusDue(const std::string& key, const QueueCounts& counts, std::chrono::steady_clock::time_point now,
                       std::chrono::steady_clock::duration interval, uint64_t pass);
   void QueueStatusWritten(const std::string& key, const QueueCounts& counts, std::chrono::steady_clock::time_point now);

@@ -16,13 +16,14 @@ TEST(MetricsTest, ReplacingSomeQueuesGaugesLeavesTheOthers) {
   const Labels one = {{"cluster_queue", "cq-1"}, {"status", "active"}};
   const Labels ten = {{"cluster_queue", "cq-10"}, {"status", "active"}};  // "cq-1" is a prefix of its name
   const Labels usage = {{"cluster_queue", "cq-1"}, {"flavor", "a100"}, {"resource", "nvidia.com/gpu"}};
-  m.ReplaceGauges({{"kueue_pending_workloads", {{one, 3}, {ten, 5}}}, {"kueue_cluster_queue_resource_usage", {{usage, 2}}}});
+  const std::vector<std::string> gauges = {"kueue_pending_workloads", "kueue_cluster_queue_resource_usage"};
+  m.ReplaceGaugeSeries(gauges, "cluster_queue", {"cq-1", "cq-10"},
+                       {{"kueue_pending_workloads", {{one, 3}, {ten, 5}}}, {"kueue_cluster_queue_resource_usage", {{usage, 2}}}});
   std::string text = m.Render();
   ASSERT_TRUE(Has(text, R"(kueue_pending_workloads{cluster_queue="cq-1",status="active"} 3)")) << text;
   ASSERT_TRUE(Has(text, R"(kueue_cluster_queue_resource_usage{cluster_queue="cq-1",flavor="a100",resource="nvidia.com/gpu"} 2)"));
 
   // cq-1 changed: its new series replace all of its old ones (usage it no longer has is gone).
-  const std::vector<std::string> gauges = {"kueue_pending_workloads", "kueue_cluster_queue_resource_usage"};
   m.ReplaceGaugeSeries(gauges, "cluster_queue", {"cq-1"}, {{"kueue_pending_workloads", {{one, 4}}}});
   text = m.Render();
   EXPECT_TRUE(Has(text, R"(kueue_pending_workloads{cluster_queue="cq-1",status="active"} 4)")) << text;
