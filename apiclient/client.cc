@@ -79,10 +79,9 @@ ApiError ErrorFrom(const HttpResponse& resp) {
 
 // Seconds from a Retry-After header (delta-seconds form), capped; 0 when absent.
 int RetryAfterSeconds(const HttpResponse& resp) {
-  auto it = resp.headers.find("retry-after");
-  if (it == resp.headers.end()) return 0;
+  if (resp.retry_after.empty()) return 0;
   try {
-    return std::clamp(std::stoi(it->second), 1, 30);
+    return std::clamp(std::stoi(resp.retry_after), 1, 30);
   } catch (...) {
     return 1;
   }

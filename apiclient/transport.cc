@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 namespace rota::apiclient {
 namespace {
@@ -20,16 +21,16 @@ struct CallState {
 
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* st = static_cast<CallState*>(user);
-  std::string line(data, size * n);
-  const size_t colon = line.find(':');
-  if (line.rfind("HTTP/", 0) == 0) st->resp->headers.clear();  // a new response (after 100 or redirect)
-  if (colon != std::string::npos) {
-    std::string name = line.substr(0, colon);
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    std::string value = line.substr(colon + 1);
-    value.erase(0, value.find_first_not_of(" \t"));
-    while (!value.empty() && (value.back() == '\r' || value.back() == '\n')) value.pop_back();
-    st->resp->headers[name] = value;
+  const std::string_view line(data, size * n);
+  if (line.starts_with("HTTP/")) st->resp->retry_after.clear();  // a new response (after 100 or redirect)
+  constexpr std::string_view kRetryAfter = "retry-after:";
+  if (line.size() > kRetryAfter.size() &&
+      std::equal(kRetryAfter.begin(), kRetryAfter.end(), line.begin(),
+                 [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
+    std::string_view value = line.substr(kRetryAfter.size());
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
+    st->resp->retry_after = value;
   }
   return size * n;
 }

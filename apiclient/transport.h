@@ -33,7 +33,9 @@ struct HttpRequest {
 struct HttpResponse {
   long status = 0;                            // 0: the request did not complete
   std::string body;
-  std::map<std::string, std::string> headers;  // lower-case names
+  // Of the headers, only what the client reads: Retry-After ("" when absent). Keeping every
+  // header cost each reply a few allocations apiece, for nothing.
+  std::string retry_after;
   std::string transport_error;                // why it did not complete, or ""
   bool stopped = false;                       // ended by on_data or `stop`
 };
