@@ -52,6 +52,19 @@ std::string TypeName(const Json& j) {
 
 std::string Quote(std::string_view s) { return Json(std::string(s)).dump(); }
 
+std::string Path::str() const {
+  switch (kind_) {
+    case Kind::kRoot: return *root_;
+    case Kind::kKey: {
+      std::string parent = parent_->str();
+      return parent.empty() ? std::string(key_) : parent + "." + key_;
+    }
+    case Kind::kIndex: return parent_->str() + "[" + std::to_string(index_) + "]";
+    case Kind::kMapKey: return parent_->str() + "[" + Quote(*map_key_) + "]";
+  }
+  return "";
+}
+
 }  // namespace codec_internal
 
 const Condition* FindCondition(const std::vector<Condition>& conditions, std::string_view type) {

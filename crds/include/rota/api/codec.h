@@ -94,6 +94,35 @@ concept HasFields = requires(T& t, Decoder& d) { T::Fields(t, d); };
 namespace codec_internal {
 std::string TypeName(const Json& j);
 std::string Quote(std::string_view s);
+
+// Where a value sits in the document being decoded, for error messages: a chain of parts that
+// lives on the decoder's stack and becomes text ("spec.podSets[0].template") only when a message
+// names it. Building that text for every field read, as a string, was most of a decode's
+// allocations.
+class Path {
+ public:
+  explicit Path(const std::string& root) : root_(&root) {}
+  Path(const Path& parent, const char* key) : parent_(&parent), key_(key), kind_(Kind::kKey) {}
+  Path(const Path& parent, size_t index) : parent_(&parent), index_(index), kind_(Kind::kIndex) {}
+  Path(const Path& parent, const std::string& map_key) : parent_(&parent), map_key_(&map_key), kind_(Kind::kMapKey) {}
+  Path(const Path&) = delete;
+  Path& operator=(const Path&) = delete;
+
+  std::string str() const;
+  friend std::string operator+(const Path& p, std::string_view s) { return p.str().append(s); }
+
+ private:
+  enum class Kind { kRoot, kKey, kIndex, kMapKey };
+  const Path* parent_ = nullptr;
+  const std::string* root_ = nullptr;
+  const char* key_ = nullptr;
+  size_t index_ = 0;
+  const std::string* map_key_ = nullptr;
+  Kind kind_ = Kind::kRoot;
+};
+
+template <typename T>
+Status DecodeAt(const Json& j, const Path& path, T& out);
 }  // namespace codec_internal
 
 // Reads one JSON value into T; the error message starts with `path`.
@@ -109,7 +138,7 @@ bool IsEmptyValue(const T& value);
 // Decodes the fields of one JSON object into a type with Fields().
 class Decoder {
  public:
-  Decoder(const Json& object, std::string path) : object_(object), path_(std::move(path)) {}
+  Decoder(const Json& object, const codec_internal::Path& path) : object_(object), path_(path) {}
 
   template <typename T>
   void Required(const char* key, T& out) {
@@ -121,18 +150,16 @@ class Decoder {
   }
 
   // Called after Fields(): returns the first error, and moves unknown keys into `extra`.
-  // `extra` stays null when there are none (no allocation for the common case).
+  // `extra` stays null when there are none (no allocation for the common case). When as many of
+  // the object's keys were found as it has, none is unknown and the keys are not compared at all
+  // (a Fields() asks for each key once).
   Status Finish(Extra& extra) {
     extra = Json();
     if (!status_.ok()) return status_;
+    if (found_ == object_.size()) return status_;
     for (const auto& [key, value] : object_.items()) {
       bool is_known = false;
-      for (const char* k : known_) {
-        if (key == k) {
-          is_known = true;
-          break;
-        }
-      }
+      for (size_t i = 0; i < known_count_ && !is_known; ++i) is_known = key == Known(i);
       if (!is_known) extra[key] = value;
     }
     return status_;
@@ -141,20 +168,31 @@ class Decoder {
  private:
   template <typename T>
   void Visit(const char* key, T& out, bool required) {
-    known_.push_back(key);
+    if (known_count_ < kInlineKeys) known_[known_count_] = key;
+    else more_known_.push_back(key);
+    ++known_count_;
     if (!status_.ok()) return;
-    const std::string field = path_.empty() ? key : path_ + "." + key;
     auto it = object_.find(key);
-    if (it == object_.end() || it->is_null()) {
-      if (required) status_ = InvalidArgument(field + ": is required");
+    if (it == object_.end()) {
+      if (required) status_ = InvalidArgument(codec_internal::Path(path_, key) + ": is required");
       return;
     }
-    status_ = DecodeValue(*it, field, out);
+    ++found_;  // (a null value is a key of the object all the same)
+    if (it->is_null()) {
+      if (required) status_ = InvalidArgument(codec_internal::Path(path_, key) + ": is required");
+      return;
+    }
+    status_ = codec_internal::DecodeAt(*it, codec_internal::Path(path_, key), out);
   }
+  const char* Known(size_t i) const { return i < kInlineKeys ? known_[i] : more_known_[i - kInlineKeys]; }
 
+  static constexpr size_t kInlineKeys = 24;  // more than any kind's fields at one level
   const Json& object_;
-  std::string path_;
-  std::vector<const char*> known_;
+  const codec_internal::Path& path_;
+  const char* known_[kInlineKeys] = {};
+  size_t known_count_ = 0;
+  std::vector<const char*> more_known_;
+  size_t found_ = 0;  // keys of the object that Fields() asked for
   Status status_;
 };
 
@@ -200,8 +238,11 @@ struct IsStringMap<std::map<std::string, T>> : std::true_type {};
 
 template <typename T>
 Status DecodeValue(const Json& j, const std::string& path, T& out) {
-  using codec_internal::Quote;
-  using codec_internal::TypeName;
+  return codec_internal::DecodeAt(j, codec_internal::Path(path), out);
+}
+
+template <typename T>
+Status codec_internal::DecodeAt(const Json& j, const Path& path, T& out) {
   if constexpr (std::is_same_v<T, Json>) {
     out = j;
     return Status::Ok();
@@ -241,7 +282,7 @@ Status DecodeValue(const Json& j, const std::string& path, T& out) {
                              TypeName(j));
     }
     Result<Quantity> q = Quantity::Parse(text);
-    if (!q.ok()) return q.status().WithContext(path);
+    if (!q.ok()) return q.status().WithContext(path.str());
     out = *q;
     return Status::Ok();
   } else if constexpr (ApiEnum<T>) {
@@ -258,7 +299,7 @@ Status DecodeValue(const Json& j, const std::string& path, T& out) {
     return InvalidArgument(path + ": unsupported value " + Quote(s) + ": use one of " + allowed);
   } else if constexpr (IsOptional<T>::value) {
     typename T::value_type v{};
-    Status s = DecodeValue(j, path, v);
+    Status s = DecodeAt(j, path, v);
     if (s.ok()) out = std::move(v);
     return s;
   } else if constexpr (IsVector<T>::value) {
@@ -267,7 +308,7 @@ Status DecodeValue(const Json& j, const std::string& path, T& out) {
     out.reserve(j.size());
     for (size_t i = 0; i < j.size(); ++i) {
       typename T::value_type v{};
-      Status s = DecodeValue(j[i], path + "[" + std::to_string(i) + "]", v);
+      Status s = DecodeAt(j[i], Path(path, i), v);
       if (!s.ok()) return s;
       out.push_back(std::move(v));
     }
@@ -277,7 +318,7 @@ Status DecodeValue(const Json& j, const std::string& path, T& out) {
     out.clear();
     for (const auto& [key, value] : j.items()) {
       typename T::mapped_type v{};
-      Status s = DecodeValue(value, path + "[" + Quote(key) + "]", v);
+      Status s = DecodeAt(value, Path(path, key), v);
       if (!s.ok()) return s;
       out.emplace(key, std::move(v));
     }
