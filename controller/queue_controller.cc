@@ -237,8 +237,7 @@ class ApplySink : public StatusWriter::Sink {
     // admission or eviction, which the loop assumes until its cache catches up); queue status
     // and pending reasons leave the reply unparsed.
     apply.keep = report ? apiclient::Keep::kMetadata : apiclient::Keep::kNothing;
-    // (What the warning of a failed write names.)
-    names_[id] = w.body.value("kind", std::string("object")) + " " + (w.ns.empty() ? "" : w.ns + "/") + w.name;
+    writes_[id] = &w;  // (for the warning of a failed write, which names it)
     pipeline_->Patch(id, resource, w.ns, w.name, apiclient::PatchType::kApply, w.body, apply);
   }
 
@@ -246,13 +245,17 @@ class ApplySink : public StatusWriter::Sink {
     std::vector<std::pair<uint64_t, StatusWriter::Outcome>> out;
     for (auto& [id, res] : pipeline_->Poll(timeout)) {
       StatusWriter::Outcome o;
-      const auto name = names_.extract(id);
+      const auto write = writes_.extract(id);
       if (res.ok()) {
         o.ok = true;
         o.resource_version = (*res).value("metadata", Json::object()).value("resourceVersion", "");
       } else {
         o.error = res.error().ToString();
-        if (!res.error().IsNotFound() && name) log_("warn", "status of " + name.mapped() + ": " + o.error);  // a deleted Workload needs no status
+        if (!res.error().IsNotFound() && write) {  // (a deleted Workload needs no status)
+          const StatusWriter::Write& w = *write.mapped();
+          log_("warn", "status of " + w.body.value("kind", std::string("object")) + " " + (w.ns.empty() ? "" : w.ns + "/") +
+                           w.name + ": " + o.error);
+        }
       }
       out.emplace_back(id, std::move(o));
     }
@@ -264,7 +267,7 @@ class ApplySink : public StatusWriter::Sink {
  private:
   std::unique_ptr<apiclient::Client::Pipeline> pipeline_;
   const QueueController::Logger& log_;
-  std::unordered_map<uint64_t, std::string> names_;  // of the writes in flight
+  std::unordered_map<uint64_t, const StatusWriter::Write*> writes_;  // in flight (see Sink::Start)
 };
 
 }  // namespace
@@ -748,10 +751,11 @@ void QueueController::Pass() {
   for (auto it = pending_written_.begin(); it != pending_written_.end();) {
     it = object_of(it->first) ? std::next(it) : pending_written_.erase(it);
   }
-  for (const auto& wr : writes) {
+  for (Write& wr : writes) {
     const std::string key = wr.ns + "/" + wr.name;
     pending_written_.erase(key);  // admitted or evicted: a later pending reason is new again
-    const uint64_t seq = writer_->Enqueue(StatusWriter::kAdmission, {"workloads", wr.ns, wr.name, wr.body}, wr.assume.has_value());
+    const uint64_t seq =
+        writer_->Enqueue(StatusWriter::kAdmission, {"workloads", wr.ns, wr.name, std::move(wr.body)}, wr.assume.has_value());
     if (wr.assume) assumed_[key] = Assumed{*wr.assume, seq, ""};
   }
 

@@ -64,9 +64,9 @@ class StatusWriter {
   class Sink {
    public:
     virtual ~Sink() = default;
-    // Starts sending `w`; its outcome comes out of Poll with `id`. `report` says whether the
-    // outcome is kept for TakeDone(), and so whether the object's new resourceVersion is read
-    // (a sink need not read the reply otherwise).
+    // Starts sending `w`, which stays where it is until Poll has returned its outcome (with `id`).
+    // `report` says whether the outcome is kept for TakeDone(), and so whether the object's new
+    // resourceVersion is read (a sink need not read the reply otherwise).
     virtual void Start(uint64_t id, const Write& w, bool report) = 0;
     // Waits up to `timeout` (or until Wake) for started writes to finish; returns their outcomes.
     virtual std::vector<std::pair<uint64_t, Outcome>> Poll(std::chrono::milliseconds timeout) = 0;
