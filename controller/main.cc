@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -247,6 +248,9 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
       if (line.rfind("VmHWM:", 0) == 0) peak = line.substr(line.find_first_not_of(" \t", 6));
   }
   log("info", "peak resident memory (VmHWM): " + peak);
+  // Pages faulted in (minor faults): memory the allocator gave back and took again costs these.
+  if (rusage usage{}; getrusage(RUSAGE_SELF, &usage) == 0)
+    log("info", "minor page faults: " + std::to_string(usage.ru_minflt));
   log("info", "CPU by thread: " + CpuByThread());
   log("info", "apiserver requests: " + std::to_string((*client)->requests_sent()) + " over " +
                   std::to_string((*client)->connections_opened()) + " connections");
