@@ -120,13 +120,8 @@ bool FinishedDocument(const Json& workload) {
   return false;
 }
 
-// A Workload as the cache keeps it: what scheduling, status and the Job integration read, and
-// nothing else. Pod templates keep only their scheduling fields (containers' resources, overhead,
-// nodeSelector, tolerations, affinity), and equal ones are one shared copy (`templates`: the
-// Workloads of one Job template or sweep have the same); metadata keeps identity, times and owner
-// references only, and unknown fields are dropped. A cached Workload is never written back whole,
-// so nothing is lost. Takes the parts it keeps out of `compact` (the informer's copy of the
-// document, dropped after).
+}  // namespace
+
 Result<api::Workload> DecodeCompactWorkload(Json& compact, api::JsonInterner& templates) {
   if (auto m = compact.find("metadata"); m != compact.end() && m->is_object()) {
     // Of the metadata, the cache keeps identity, times and owners (the Job integration follows
@@ -138,43 +133,53 @@ Result<api::Workload> DecodeCompactWorkload(Json& compact, api::JsonInterner& te
   // A finished Workload is kept for its name, owner and conditions only: nothing schedules it
   // again, so its pod templates are not kept at all.
   const bool finished = FinishedDocument(compact);
+  // Each pod set's template, trimmed, is moved out of the document and interned before the rest
+  // is decoded (the decoder would copy it whole, only for the copy to give way to the interned
+  // one); the pod set decodes an empty template in its place.
+  std::vector<api::SharedJson> interned;
   if (auto spec = compact.find("spec"); spec != compact.end() && spec->is_object()) {
     if (auto sets = spec->find("podSets"); sets != spec->end() && sets->is_array()) {
-      for (Json& ps : *sets) {
+      interned.resize(sets->size());
+      for (size_t i = 0; i < sets->size(); ++i) {
+        Json& ps = (*sets)[i];
         if (!ps.is_object() || !ps.contains("template") || !ps["template"].is_object()) continue;
         if (finished) {
           ps["template"] = Json::object();
           continue;
         }
-        const Json& tpl = ps["template"];
+        Json& tpl = ps["template"];
         Json pod = Json::object();
         if (auto ts = tpl.find("spec"); ts != tpl.end() && ts->is_object()) {
           for (const char* k : {"overhead", "nodeSelector", "tolerations", "affinity"}) {
-            if (auto f = ts->find(k); f != ts->end()) pod[k] = *f;
+            if (auto f = ts->find(k); f != ts->end()) pod[k] = std::move(*f);
           }
           for (const char* list : {"initContainers", "containers"}) {
             auto cs = ts->find(list);
             if (cs == ts->end() || !cs->is_array()) continue;
             Json out = Json::array();
-            for (const Json& c : *cs) {
+            for (Json& c : *cs) {
               Json kept = Json::object();
               if (!c.is_object()) continue;
               for (const char* k : {"name", "resources", "restartPolicy"}) {
-                if (auto f = c.find(k); f != c.end()) kept[k] = *f;
+                if (auto f = c.find(k); f != c.end()) kept[k] = std::move(*f);
               }
               out.push_back(std::move(kept));
             }
             pod[list] = std::move(out);
           }
         }
-        ps["template"] = Json{{"spec", std::move(pod)}};
+        interned[i] = templates.Intern(api::SharedJson(Json{{"spec", std::move(pod)}}));
+        ps["template"] = Json::object();
       }
     }
   }
   auto w = api::DecodeObject<api::Workload>(compact);
   if (!w.ok()) return w;
   w->extra = Json();
-  for (auto& ps : w->spec.pod_sets) ps.template_ = templates.Intern(ps.template_);
+  for (size_t i = 0; i < w->spec.pod_sets.size(); ++i) {
+    auto& ps = w->spec.pod_sets[i];
+    ps.template_ = i < interned.size() && interned[i].shared() ? interned[i] : templates.Intern(ps.template_);
+  }
   if (finished && w->status) {
     // Nothing reads a finished Workload's admission or its other conditions from the cache.
     w->status->admission.reset();
@@ -182,6 +187,8 @@ Result<api::Workload> DecodeCompactWorkload(Json& compact, api::JsonInterner& te
   }
   return w;
 }
+
+namespace {
 
 // What the cache holds for every finished Workload that has no owner (plain Workloads, such as a
 // benchmark's or a pipeline's, which are never deleted by a garbage collector and pile up): one

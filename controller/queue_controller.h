@@ -48,6 +48,16 @@ struct NamespaceInfo {
 std::chrono::nanoseconds BatchWait(std::chrono::milliseconds batch_period, std::chrono::nanoseconds last_pass_cpu,
                                    double cpu_share = 1.0 / 21);
 
+// A Workload as the queue controller's cache keeps it: what scheduling, status and the Job
+// integration read, and nothing else. Pod templates keep only their scheduling fields
+// (containers' names, resources and restart policies, overhead, nodeSelector, tolerations,
+// affinity), and equal ones are one shared copy (`templates`: the Workloads of one Job template or
+// sweep have the same); metadata keeps identity, times and owner references only, and unknown
+// fields are dropped. A finished Workload keeps no templates, no admission and no condition but
+// Finished. A cached Workload is never written back whole, so nothing is lost. Takes the parts it
+// keeps out of `compact` (the informer's copy of the document, dropped after).
+Result<api::Workload> DecodeCompactWorkload(api::Json& compact, api::JsonInterner& templates);
+
 // How often a queue's status is written at most while its counts keep changing: every 3 s, or,
 // with more than 150 ClusterQueues and LocalQueues in all, so that all of them busy at once are
 // written at most 50 times a second. What changes in between is held back, and the latest is sent
