@@ -521,8 +521,17 @@ void QueueController::Pass() {
   state.now = static_cast<int64_t>(std::time(nullptr));
   state.flavors = Copy(*flavors_);
   state.cohorts = Copy(*cohorts_);
-  state.cluster_queues = Copy(*cluster_queues_);
-  state.local_queues = Copy(*local_queues_);
+  state.cluster_queues = cq_copies_.Take(*cluster_queues_);
+  state.local_queues = lq_copies_.Take(*local_queues_);
+  // (The queues' copies go back for the next pass however this one ends; nothing changes them.)
+  struct GiveBack {
+    QueueController& c;
+    api::ClusterState& state;
+    ~GiveBack() {
+      c.cq_copies_.GiveBack(std::move(state.cluster_queues));
+      c.lq_copies_.GiveBack(std::move(state.local_queues));
+    }
+  } give_back{*this, state};
   state.priority_classes = Copy(*priority_classes_);
   for (const auto& ns : namespaces_->List()) state.namespace_labels[ns->name] = ns->labels;
   const uint64_t pass_number = stats().passes + 1;

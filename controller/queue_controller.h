@@ -140,6 +140,37 @@ class QueueController {
   std::unique_ptr<apiclient::Informer<api::Workload>> workloads_;
   std::unique_ptr<apiclient::Informer<NamespaceInfo>> namespaces_;
 
+  // A pass's copies of an informer's objects, kept for the next pass, which reuses the copy of
+  // each object the cache still holds unchanged (the same shared object) instead of copying it
+  // again: copying every ClusterQueue's spec and status each pass, and destroying the copies,
+  // was a twentieth of a pass in Kueue's baseline benchmark.
+  template <typename T>
+  struct KeptCopies {
+    std::vector<std::shared_ptr<const T>> from;  // the objects copied, in the informer's order
+    std::vector<T> copies;                       // copies[i] of *from[i]; empty while a pass has them
+    // This pass's copies of the informer's objects.
+    std::vector<T> Take(const apiclient::Informer<T>& informer) {
+      std::vector<std::shared_ptr<const T>> now = informer.List();
+      std::vector<T> out;
+      out.reserve(now.size());
+      // (The informer's order moves only when its objects come or go: an unchanged object is at
+      // its old place, or copied again.)
+      for (size_t i = 0; i < now.size(); ++i) {
+        if (i < copies.size() && from[i] == now[i]) out.push_back(std::move(copies[i]));
+        else out.push_back(*now[i]);
+      }
+      from = std::move(now);
+      copies.clear();
+      return out;
+    }
+    // The pass is done with the copies Take gave it (unchanged).
+    void GiveBack(std::vector<T>&& used) {
+      if (used.size() == from.size()) copies = std::move(used);
+    }
+  };
+  KeptCopies<api::ClusterQueue> cq_copies_;
+  KeptCopies<api::LocalQueue> lq_copies_;
+
   // Decisions written but not yet seen back through the Workload informer: the admission we
   // set (or nullopt when we cleared it), so that the next pass does not count them twice.
   // `written_version` is the resourceVersion our write returned: once the cache is at or past
