@@ -97,9 +97,13 @@ void Metrics::ReplaceGaugeSeries(const std::vector<std::string>& gauges, const s
       }
     }
   }
+  // (The new series' nodes move over whole: their label sets are not copied.)
   for (auto& [name, values] : series) {
     auto& family = families_.at(name).values;
-    for (auto& [labels, v] : values) family.insert_or_assign(labels, v);
+    while (!values.empty()) {
+      auto moved = family.insert(values.extract(values.begin()));
+      if (!moved.inserted) moved.position->second = moved.node.mapped();
+    }
   }
 }
 
