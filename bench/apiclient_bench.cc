@@ -107,6 +107,29 @@ double ClientCpu() {
   return it == by_name.end() ? 0.0 : it->second;
 }
 
+// Server-side apply patches of `updates` Workloads' status (reply unread, as rota's queue
+// status) from the calling thread, keeping `in_flight` going through a Pipeline (libcurl's multi
+// interface), as rota's status writer sends them. Returns the writes that failed.
+int PipelineApplies(Client& client, const std::string& ns, int updates, size_t in_flight,
+                    const std::function<Json(int)>& body) {
+  PatchOptions options;
+  options.subresource = "status";
+  options.force = true;
+  options.keep = Keep::kNothing;
+  auto pipeline = client.NewPipeline();
+  int next = 0, failed = 0;
+  while (next < updates || pipeline->in_flight() > 0) {
+    while (next < updates && pipeline->in_flight() < in_flight) {
+      pipeline->Patch(static_cast<uint64_t>(next), resources::kWorkloads, ns, "wl-" + std::to_string(next),
+                      PatchType::kApply, body(next), options);
+      ++next;
+    }
+    for (auto& [id, r] : pipeline->Poll(std::chrono::seconds(1)))
+      if (!r.ok()) ++failed;
+  }
+  return failed;
+}
+
 // Server-side apply patches of `updates` Workloads' status from one thread keeping `in_flight`
 // going over as many kept HTTP/1.1 connections, through Boost.Beast (HTTP) and Asio's OpenSSL
 // stream (TLS) instead of libcurl: what a leaner HTTP path would cost a write, beside the
@@ -328,17 +351,9 @@ int main(int argc, char** argv) {
       if (pipelined) {
         std::thread sender([&] {
           NameThisThread("bench-client");
-          auto pipeline = client->NewPipeline();
-          int next = 0;
-          while (next < updates || pipeline->in_flight() > 0) {
-            while (next < updates && pipeline->in_flight() < 8) {
-              pipeline->Patch(static_cast<uint64_t>(next), resources::kWorkloads, ns, "wl-" + std::to_string(next),
-                              PatchType::kApply, admission_status(next, "Quota reserved by " + label + " " + round_label(round)), options);
-              ++next;
-            }
-            for (auto& [id, r] : pipeline->Poll(std::chrono::seconds(1)))
-              if (!r.ok()) ++failures;
-          }
+          failures += PipelineApplies(*client, ns, updates, 8, [&](int i) {
+            return admission_status(i, "Quota reserved by " + label + " " + round_label(round));
+          });
         });
         sender.join();
       } else {
@@ -374,21 +389,7 @@ int main(int argc, char** argv) {
           }
           return;
         }
-        PatchOptions options;
-        options.subresource = "status";
-        options.force = true;
-        options.keep = Keep::kNothing;
-        auto pipeline = client->NewPipeline();
-        int next = 0;
-        while (next < updates || pipeline->in_flight() > 0) {
-          while (next < updates && pipeline->in_flight() < 8) {
-            pipeline->Patch(static_cast<uint64_t>(next), resources::kWorkloads, ns, "wl-" + std::to_string(next),
-                            PatchType::kApply, body(next), options);
-            ++next;
-          }
-          for (auto& [id, r] : pipeline->Poll(std::chrono::seconds(1)))
-            if (!r.ok()) ++failed;
-        }
+        failed = PipelineApplies(*client, ns, updates, 8, body);
       });
       sender.join();
       total_failures += failed;
