@@ -9,6 +9,8 @@
 #   BENCH_CONTROLLERS="rota kueue"         which controllers to run (default: both)
 #   BENCH_OUT=DIR                          results (default: build/bench); one JSON per scenario
 #   ROTA_BIN=PATH                          the rota binary (default: build/bin/rota)
+#   ROTA_EXTRA_CONFIG=YAML                 lines added to rota's config file, to measure a setting:
+#                                          'scheduling: {batchPeriod: 300ms}'
 #   --check                                exit non-zero unless every workload was admitted and
 #                                          finished under each controller (the smoke test)
 set -euo pipefail

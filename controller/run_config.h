@@ -7,7 +7,7 @@
 //                      http2: false}            # HTTP/1.1 unless true (and DISABLE_HTTP2 unset)
 //   leaderElection: {enabled: false, leaseName: rota-controller, leaseNamespace: rota-system}
 //   fairSharing: {enabled: false}
-//   scheduling: {batchPeriod: 100ms,   # after a change, how long more changes gather before a pass
+//   scheduling: {batchPeriod: 200ms,   # after a change, how long more changes gather before a pass
 //                cpuShare: 0.048}      # of a core, at most, for passes under a steady stream of changes
 //   logging: {level: info, format: text}   # format: text or json
 //   metrics: {bindAddress: ":8080"}          # Prometheus /metrics; "0" turns it off
@@ -40,8 +40,14 @@ struct RunConfig {
   std::string lease_name = "rota-controller";
   std::string lease_namespace = "rota-system";
   bool fair_sharing = false;
-  // How long the scheduler waits after a change for more changes before a pass.
-  std::chrono::milliseconds batch_period{100};
+  // How long the scheduler waits after a change for more changes before a pass. A longer period
+  // means fewer passes, each deciding more at once: freed quota goes to the best of what waits
+  // then, rather than to what came first, and later arrivals preempt less of what was just
+  // admitted. In Kueue's baseline benchmark (2026-11-24, one run each) 100, 150, 200 and 300 ms
+  // gave 1,357-1,605, 872, 322-357 and 194 evictions and 10.4-10.7, 9.0, 8.2-8.6 and 7.5 s of
+  // rota's CPU, with the same wall time and average admission times within the run-to-run
+  // spread (docs/controller.md).
+  std::chrono::milliseconds batch_period{200};
   // The share of a core the scheduling loop may use while changes keep coming: after a pass it
   // waits (1 / share - 1) times that pass's CPU time, when that is longer than the batch period
   // (see BatchWait). A deep backlog makes a pass cost milliseconds; a lower share then means

@@ -2,8 +2,9 @@
 # The "controller under test" for Kueue's scheduler benchmark runner: the runner starts
 # `PATH --kubeconfig FILE [--metricsPort N] [--zap-log-level=N] ...` as if it were minimalkueue.
 # This runs `rota run` against that kubeconfig instead, serving /metrics on the port the runner
-# scrapes (if any) and no health port; everything else is rota's default configuration. Flags rota has no use for (profiles, log levels, TAS) are
-# accepted and ignored. `exec` keeps the process the runner measures (wall, CPU, max RSS) rota's.
+# scrapes (if any) and no health port; everything else is rota's default configuration, unless
+# ROTA_EXTRA_CONFIG adds lines to it (a setting to measure: 'scheduling: {batchPeriod: 300ms}').
+# Flags rota has no use for (profiles, log levels, TAS) are accepted and ignored. `exec` keeps the process the runner measures (wall, CPU, max RSS) rota's.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rota=${ROTA_BIN:-$here/../../build/bin/rota}
@@ -25,6 +26,7 @@ cat > "$config" <<YAML
 metrics: {bindAddress: $metrics}
 health: {bindAddress: "0"}
 logging: {level: ${ROTA_LOG_LEVEL:-info}}
+${ROTA_EXTRA_CONFIG:-}
 YAML
 # rota's log goes next to the runner's output (the kubeconfig's directory), at info level.
 exec "$rota" run --kubeconfig "$kubeconfig" --config "$config" 2>>"$(dirname "$kubeconfig")/rota.log"
