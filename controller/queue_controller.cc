@@ -630,6 +630,7 @@ void QueueController::Pass() {
   constexpr std::chrono::seconds kPendingMessageInterval(30);
   constexpr std::chrono::seconds kPendingSettle(5);
   std::vector<Write> writes, pending_writes;
+  int64_t pending_first = 0, pending_new_reason = 0, pending_new_message = 0;  // (Stats)
   size_t pending_room = kMaxQueuedPending - std::min(kMaxQueuedPending, writer_->Queued(StatusWriter::kPending));
   auto workload_body = [](const api::Workload& w, Json status) {
     return Json{{"apiVersion", api::kApiVersion},
@@ -759,6 +760,7 @@ void QueueController::Pass() {
       continue;
     }
     --pending_room;
+    ++(!qr || qr->status != api::ConditionStatus::kFalse ? pending_first : same_reason ? pending_new_message : pending_new_reason);
     Json status = {{"conditions", OwnedConditions(conditions_of(w), {{std::string(wc::kQuotaReserved), {"False", std::string(p.reason), std::string(p.message)}}}, now)}};
     pending_writes.push_back({w.metadata.namespace_, w.metadata.name, workload_body(w, std::move(status)), std::nullopt});
     pending_written_[key] = {pass_start, std::string(p.reason), std::string(p.message)};
@@ -1002,6 +1004,9 @@ void QueueController::Pass() {
   ++stats_.passes;
   stats_.admitted += static_cast<int64_t>(d.admitted.size());
   stats_.preempted += static_cast<int64_t>(d.preempted.size());
+  stats_.pending_first += pending_first;
+  stats_.pending_new_reason += pending_new_reason;
+  stats_.pending_new_message += pending_new_message;
 }
 
 bool QueueController::SameAsMemo(const QueueMemo& memo, const std::string& versions, const QueueCounts& counts) {

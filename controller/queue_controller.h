@@ -97,6 +97,11 @@ class QueueController {
     int64_t preempted = 0;
     int64_t status_writes = 0;
     int64_t write_errors = 0;
+    // Pending reasons queued for writing: a workload's first, a new reason, or a new message for
+    // the same reason (rewritten at most every 30 s).
+    int64_t pending_first = 0;
+    int64_t pending_new_reason = 0;
+    int64_t pending_new_message = 0;
   };
   Stats stats() const;
   // Brings the status writer's figures into the Metrics given at construction (before a scrape).
