@@ -760,7 +760,13 @@ void QueueController::Pass() {
       continue;
     }
     --pending_room;
-    ++(!qr || qr->status != api::ConditionStatus::kFalse ? pending_first : same_reason ? pending_new_message : pending_new_reason);
+    if (!qr || qr->status != api::ConditionStatus::kFalse) {
+      ++pending_first;
+    } else if (same_reason) {
+      ++pending_new_message;
+    } else {
+      ++pending_new_reason;
+    }
     Json status = {{"conditions", OwnedConditions(conditions_of(w), {{std::string(wc::kQuotaReserved), {"False", std::string(p.reason), std::string(p.message)}}}, now)}};
     pending_writes.push_back({w.metadata.namespace_, w.metadata.name, workload_body(w, std::move(status)), std::nullopt});
     pending_written_[key] = {pass_start, std::string(p.reason), std::string(p.message)};

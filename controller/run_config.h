@@ -41,12 +41,11 @@ struct RunConfig {
   std::string lease_namespace = "rota-system";
   bool fair_sharing = false;
   // How long the scheduler waits after a change for more changes before a pass. A longer period
-  // means fewer passes, each deciding more at once: freed quota goes to the best of what waits
-  // then, rather than to what came first, and later arrivals preempt less of what was just
-  // admitted. In Kueue's baseline benchmark (2026-11-24, one run each) 100, 150, 200 and 300 ms
-  // gave 1,357-1,605, 872, 322-357 and 194 evictions and 10.4-10.7, 9.0, 8.2-8.6 and 7.5 s of
-  // rota's CPU, with the same wall time and average admission times within the run-to-run
-  // spread (docs/controller.md).
+  // means fewer passes, each deciding more at once, and less churn: with 100 ms, half of the
+  // workloads preempted in Kueue's baseline benchmark had been admitted by the pass before. There
+  // (2026-11-24) 100, 150, 200 and 300 ms gave 1,357-1,605, 872, 322-357 and 194 evictions and
+  // 10.4-10.7, 9.0, 8.2-8.6 and 7.5 s of rota's CPU, with the wall time and the small and medium
+  // workloads' admission times within the run-to-run spread (docs/controller.md).
   std::chrono::milliseconds batch_period{200};
   // The share of a core the scheduling loop may use while changes keep coming: after a pass it
   // waits (1 / share - 1) times that pass's CPU time, when that is longer than the batch period

@@ -4,7 +4,8 @@
 # This runs `rota run` against that kubeconfig instead, serving /metrics on the port the runner
 # scrapes (if any) and no health port; everything else is rota's default configuration, unless
 # ROTA_EXTRA_CONFIG adds lines to it (a setting to measure: 'scheduling: {batchPeriod: 300ms}').
-# Flags rota has no use for (profiles, log levels, TAS) are accepted and ignored. `exec` keeps the process the runner measures (wall, CPU, max RSS) rota's.
+# Flags rota has no use for (profiles, log levels, TAS) are accepted and ignored. `exec` keeps the
+# process the runner measures (wall, CPU, max RSS) rota's.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rota=${ROTA_BIN:-$here/../../build/bin/rota}

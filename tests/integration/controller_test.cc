@@ -296,7 +296,7 @@ TEST_F(ControllerTest, OnlyTheHeadOfAQueueWaitingForQuotaSaysWhy) {
   ASSERT_TRUE(Eventually([&] { return Condition("w2", "Admitted") == "True"; }, 60s)) << Log();
   ASSERT_TRUE(Eventually([&] { return Condition("w3", "QuotaReserved", "reason") == "WaitingForQuota"; }, 30s)) << Log();
   EXPECT_EQ(Status("w4", "{.status.conditions}"), "");
-  // Stopping, rota tells how many pending reasons it wrote: each head's, once.
+  // Stopping, rota tells how many pending reasons it queued: each head's, once.
   ASSERT_EQ(StopRota(), 0);
   EXPECT_NE(Log().find("pending reasons: 2 first, 0 new reasons, 0 new messages"), std::string::npos) << Log();
 }
