@@ -252,6 +252,19 @@ class QueueController {
   };
   std::unordered_map<std::string, Head> heads_;
   api::SnapshotBuilder snapshot_builder_;  // used by Pass only: the snapshot kept between passes
+  // What an admitted workload adds to its queues' counts, made from the snapshot's entry i and
+  // kept (entry_usage_[i]) while the entry's stamp stays the same. Flavor and resource are a
+  // number of usage_key_numbers_ (usage_keys_ gives it back), so that counting compares numbers.
+  struct EntryUsage {
+    uint64_t stamp = 0;                  // SnapshotBuilder::StampOf the entry it was made from
+    bool in_own_cluster_queue = false;   // its admission names the ClusterQueue its LocalQueue points to
+    std::vector<std::pair<uint32_t, int64_t>> usage;  // (usage key, milli)
+  };
+  EntryUsage UsageOf(size_t i);
+  std::vector<EntryUsage> entry_usage_;
+  std::map<std::pair<std::string, std::string>, uint32_t> usage_key_numbers_;  // (flavor, resource) -> number
+  std::vector<const std::pair<std::string, std::string>*> usage_keys_;          // by number: its key there
+  static constexpr size_t kMaxUsageKeys = 4096;  // beyond this many, the table starts again
   std::chrono::nanoseconds last_pass_cpu_{0};  // CPU time of the last pass (Run's thread only)
 
   mutable std::mutex mu_;

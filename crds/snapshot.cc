@@ -552,6 +552,7 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
     slot.remake = info.depends_on_now;
     slot.pod_sets_read = info.pod_sets_read;
     slot.seen = builds_;
+    slot.stamp = ++stamps_;
     by_object_[&w] = i;
     slot.object = std::move(shared);
   };
@@ -711,6 +712,7 @@ adm::WorkloadSpec* SnapshotBuilder::Mutable(const std::string& key) {
   auto it = by_key_.find(key);
   if (it == by_key_.end()) return nullptr;
   slots_[it->second].remake = true;
+  slots_[it->second].stamp = ++stamps_;
   Unhint(it->second);
   return &snapshot_.workloads[it->second];
 }

@@ -267,6 +267,42 @@ TEST(SnapshotBuilderTest, QueueNumbersNameEachWorkloadsQueuesAndForgetNamesNoLon
   EXPECT_EQ(b.LocalQueueOf(0), "ml/gpu");
 }
 
+// An entry's stamp stays while the entry does, and changes when it is made again or handed out to
+// change, so what a caller derived from it is known stale.
+TEST(SnapshotBuilderTest, StampsChangeWithTheEntryOnly) {
+  ClusterState state = TeamState();
+  state.workloads = {GpuWorkload("a", 1, 1), GpuWorkload("b", 1, 2), GpuWorkload("c", 1, 4)};
+  SnapshotBuilder b;
+  ASSERT_TRUE(b.Build(state).ok());
+  auto stamps = [&] {
+    std::map<std::string, uint64_t> out;
+    for (size_t i = 0; i < b.snapshot().workloads.size(); ++i) out[b.snapshot().workloads[i].key] = b.StampOf(i);
+    return out;
+  };
+  const auto first = stamps();
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_NE(first.at("ml/a"), 0u);
+  EXPECT_NE(first.at("ml/a"), first.at("ml/b"));
+  EXPECT_NE(first.at("ml/b"), first.at("ml/c"));
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(stamps(), first);  // nothing changed
+  // A new object for b, a change through Mutable for c, and a removed a (whose place another
+  // entry takes): only b and c get new stamps, never one given before.
+  state.workloads = {GpuWorkload("b", 2, 3), state.workloads[2]};
+  b.Mutable("ml/c")->priority = 0;
+  const uint64_t c_changed = stamps().at("ml/c");
+  EXPECT_NE(c_changed, first.at("ml/c"));
+  ASSERT_TRUE(b.Build(state).ok());
+  const auto after = stamps();
+  ASSERT_EQ(after.size(), 2u);
+  for (const auto& [key, stamp] : after) {
+    for (const auto& [k, old] : first) EXPECT_NE(stamp, old) << key << " has " << k << "'s old stamp";
+  }
+  EXPECT_NE(after.at("ml/c"), c_changed);  // made again from its object after the change
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(stamps(), after);
+}
+
 TEST(SnapshotBuilderTest, NumbersLookAlikesOnce) {
   ClusterState state = TeamState();
   state.workloads = {GpuWorkload("a", 1, 2), GpuWorkload("b", 1, 2), GpuWorkload("c", 1, 3)};

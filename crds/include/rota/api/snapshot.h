@@ -116,6 +116,12 @@ class SnapshotBuilder {
   uint32_t LocalQueueNumberOf(size_t i) const { return slots_[i].local_queue; }
   uint32_t ClusterQueueNumberOf(size_t i) const { return slots_[i].cluster_queue; }
 
+  // A number that changes whenever snapshot().workloads[i] is made again or given out by
+  // Mutable, and is never given to another entry: a caller that derives something from an entry
+  // after every build (a pass counts each admitted workload's usage) can keep what it derived
+  // for as long as the entry's stamp stays the same. Never 0.
+  uint64_t StampOf(size_t i) const { return slots_[i].stamp; }
+
  private:
   struct Slot {
     std::shared_ptr<const Workload> object;
@@ -127,6 +133,7 @@ class SnapshotBuilder {
     bool placed = false;         // in snapshot_.order, by the entry's priority and creation time
     uint64_t seen = 0;           // the last build whose state had it
     uint32_t hint = kNoHint;     // its place in hints_, if it has one
+    uint64_t stamp = 0;          // StampOf
   };
   admission::Snapshot snapshot_;
   std::vector<Slot> slots_;  // slots_[i] belongs to snapshot_.workloads[i]
@@ -157,6 +164,7 @@ class SnapshotBuilder {
   admission::ShapeTable shapes_;  // the entries' shape numbers, for as long as the builder lives
   std::string resolved_against_;
   uint64_t builds_ = 0;
+  uint64_t stamps_ = 0;  // the last stamp given
 };
 
 }  // namespace rota::api
