@@ -80,6 +80,13 @@ Json OwnedConditions(const std::vector<api::Condition>& current,
 
 // Amounts print as the apiserver would print the requests they came from: byte-sized resources
 // in binary SI ("256Gi"), the rest in decimal SI ("64", "500m").
+// Adds `amount` to `key`'s entry of a short (key, amount) list, or appends one.
+void AddUsage(std::vector<std::pair<uint32_t, int64_t>>& usage, uint32_t key, int64_t amount) {
+  auto it = std::find_if(usage.begin(), usage.end(), [&](const auto& u) { return u.first == key; });
+  if (it == usage.end()) usage.emplace_back(key, amount);
+  else it->second += amount;
+}
+
 std::string Amount(const std::string& resource, int64_t milli) {
   const bool bytes = resource == "memory" || resource == "ephemeral-storage" || resource.rfind("hugepages-", 0) == 0;
   return Quantity::FromMilli(milli, bytes ? Quantity::Format::kBinarySI : Quantity::Format::kDecimalSI).ToString();
@@ -807,11 +814,7 @@ void QueueController::Pass() {
   };
   std::vector<Tally> by_cq(snapshot_builder_.QueueNumbers()), by_lq(snapshot_builder_.QueueNumbers());
   auto add_usage = [](std::vector<std::pair<uint32_t, int64_t>>& usage, const EntryUsage& e) {
-    for (const auto& [key, amount] : e.usage) {
-      auto it = std::find_if(usage.begin(), usage.end(), [&](const auto& u) { return u.first == key; });
-      if (it == usage.end()) usage.emplace_back(key, amount);
-      else it->second += amount;
-    }
+    for (const auto& [key, amount] : e.usage) AddUsage(usage, key, amount);
   };
   auto add_admitted = [&](QueueCounts& c, const Tally& t) {
     c.admitted += t.admitted;
@@ -1035,9 +1038,7 @@ QueueController::EntryUsage QueueController::UsageOf(size_t i) {
       const int64_t amount = u == ps.usage.end() ? 0 : u->second;
       const auto [it, added] = usage_key_numbers_.try_emplace({flavor, resource}, static_cast<uint32_t>(usage_keys_.size()));
       if (added) usage_keys_.push_back(&it->first);
-      auto same = std::find_if(e.usage.begin(), e.usage.end(), [&](const auto& x) { return x.first == it->second; });
-      if (same == e.usage.end()) e.usage.emplace_back(it->second, amount);
-      else same->second += amount;
+      AddUsage(e.usage, it->second, amount);
     }
   }
   return e;
