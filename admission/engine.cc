@@ -195,9 +195,40 @@ struct ClusterQueue {
   Needs failed_needs;
 };
 
+}  // namespace
+
+struct Workspace::Buffers {
+  std::vector<Workload> by_index, wls;
+  std::vector<int> pending;
+  std::vector<std::string_view> reason, message;
+  std::vector<PendingDecision> decisions;  // a recycled Decisions' pending list
+};
+
+namespace {
+
 class Scheduler {
  public:
-  explicit Scheduler(const Snapshot& s) : snap_(s) {}
+  // With `buffers`, the pass's per-workload arrays are those of the last pass in the workspace
+  // (emptied, their memory kept), and go back to it when the pass is done.
+  explicit Scheduler(const Snapshot& s, Workspace::Buffers* buffers = nullptr) : snap_(s), buffers_(buffers) {
+    if (!buffers_) return;
+    Borrow(by_index_, buffers_->by_index);
+    Borrow(wls_, buffers_->wls);
+    Borrow(pending_, buffers_->pending);
+    Borrow(pending_reason_, buffers_->reason);
+    Borrow(pending_message_, buffers_->message);
+    Borrow(out_.pending, buffers_->decisions);
+  }
+  ~Scheduler() {
+    if (!buffers_) return;
+    Borrow(buffers_->by_index, by_index_);
+    Borrow(buffers_->wls, wls_);
+    Borrow(buffers_->pending, pending_);
+    Borrow(buffers_->reason, pending_reason_);
+    Borrow(buffers_->message, pending_message_);
+  }
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
 
   Decisions Run();
 
@@ -239,7 +270,16 @@ class Scheduler {
   // Whether the snapshot's `order` names every workload once (and can stand for the sort).
   bool GivenOrderUsable() const;
 
+  // Moves `from`'s memory into `to`, empty.
+  template <typename T>
+  static void Borrow(std::vector<T>& to, std::vector<T>& from) {
+    from.clear();
+    to.swap(from);
+    from.clear();
+  }
+
   const Snapshot& snap_;
+  Workspace::Buffers* buffers_;
   Decisions out_;
   std::unordered_map<std::string, int> flavor_index_;
   std::vector<const FlavorSpec*> flavor_specs_;  // by index
@@ -254,6 +294,7 @@ class Scheduler {
   // the passes over thousands of pending workloads read wls_ (and the per-workload vectors
   // below) front to back instead of all over it.
   std::vector<Workload> wls_;
+  std::vector<Workload> by_index_;  // (Run's first layout, in the snapshot's order)
   std::vector<int> pending_;  // indices into wls_, in scheduling order (so ascending)
   Assignment unshaped_;       // CachedAssign's result for a workload without a shape
   std::vector<std::string_view> pending_reason_, pending_message_;  // per workload: see PendingDecision
@@ -967,7 +1008,8 @@ Decisions Scheduler::Run() {
   for (size_t i = 0; i < cqs_.size(); ++i) cq_by_name[cqs_[i].spec->name] = static_cast<int>(i);
   const size_t n = snap_.workloads.size();
   // (Made in the snapshot's order, which reads the large specs front to back, then laid out.)
-  std::vector<Workload> by_index(n);
+  std::vector<Workload>& by_index = by_index_;
+  by_index.resize(n);
   size_t admitted_count = 0;
   bool last_cq_known = false;
   std::string_view last_cq_name;
@@ -1154,6 +1196,18 @@ Decisions Scheduler::Run() {
 }  // namespace
 
 Decisions Schedule(const Snapshot& snapshot) { return Scheduler(snapshot).Run(); }
+
+Workspace::Workspace() : buffers_(std::make_unique<Buffers>()) {}
+Workspace::~Workspace() = default;
+
+void Workspace::Recycle(Decisions&& decisions) {
+  decisions.pending.clear();
+  buffers_->decisions.swap(decisions.pending);
+}
+
+Decisions Schedule(const Snapshot& snapshot, Workspace& workspace) {
+  return Scheduler(snapshot, workspace.buffers_.get()).Run();
+}
 
 uint32_t ShapeTable::Of(const WorkloadSpec& w) {
   if (!std::all_of(w.pod_sets.begin(), w.pod_sets.end(), Unconstrained)) return 0;

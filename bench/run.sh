@@ -10,7 +10,8 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${1:-$REPO/build}
 
-for b in "$BUILD"/bin/rota_bench_quantity "$BUILD"/bin/rota_bench_engine "$BUILD"/bin/rota_bench_parse; do
+for b in "$BUILD"/bin/rota_bench_quantity "$BUILD"/bin/rota_bench_engine "$BUILD"/bin/rota_bench_engine_passes \
+         "$BUILD"/bin/rota_bench_parse; do
   echo "== $(basename "$b")"
   "$b" --benchmark_counters_tabular=true
 done

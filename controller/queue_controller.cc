@@ -607,7 +607,7 @@ void QueueController::Pass() {
     w->inadmissible_message = "its eviction is being written";
   }
   const admission::Snapshot& snapshot = snapshot_builder_.snapshot();
-  admission::Decisions d = admission::Schedule(snapshot);
+  admission::Decisions d = admission::Schedule(snapshot, workspace_);
   // A pass hands the writer at most kMaxChangesPerPass admissions and evictions, the first in
   // admission order (guaranteed quota first, then by priority); the rest are decided again by the
   // next pass, which runs once the writer is down to Run's kPassLowWater of these. On a busy
@@ -1023,6 +1023,7 @@ void QueueController::Pass() {
   stats_.pending_first += pending_first;
   stats_.pending_new_reason += pending_new_reason;
   stats_.pending_new_message += pending_new_message;
+  workspace_.Recycle(std::move(d));
 }
 
 QueueController::EntryUsage QueueController::UsageOf(size_t i) {

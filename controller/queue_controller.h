@@ -252,6 +252,7 @@ class QueueController {
   };
   std::unordered_map<std::string, Head> heads_;
   api::SnapshotBuilder snapshot_builder_;  // used by Pass only: the snapshot kept between passes
+  admission::Workspace workspace_;         // used by Pass only: the engine's memory between passes
   // What an admitted workload adds to its queues' counts, made from the snapshot's entry i and
   // kept (entry_usage_[i]) while the entry's stamp stays the same. Flavor and resource are a
   // number of usage_key_numbers_ (usage_keys_ gives it back), so that counting compares numbers.

@@ -244,6 +244,34 @@ TEST(EnginePropertyTest, SameDecisionsWhateverTheInputOrder) {
   }
 }
 
+// A Workspace only lends a pass the memory of the last one: through rounds of growing snapshots,
+// then the next seed's smaller one, the decisions are those of a pass without it (one workspace,
+// and recycled decisions, throughout).
+TEST(EnginePropertyTest, AWorkspaceChangesNoDecision) {
+  Workspace workspace;
+  size_t pending_seen = 0;
+  for (uint32_t seed = 0; seed < 500; ++seed) {
+    Scenario sc = Generate(seed);
+    std::mt19937 rng(seed * 31 + 7);
+    int serial = 0;
+    for (int round = 0; round < 3; ++round) {
+      AddPending(sc, rng, std::uniform_int_distribution<int>(3, 12)(rng), serial);
+      Decisions fresh = Schedule(sc.snapshot);
+      Decisions reused = Schedule(sc.snapshot, workspace);
+      ASSERT_EQ(Dump(reused), Dump(fresh)) << "seed " << seed << " round " << round;
+      ASSERT_EQ(reused.pending.size(), fresh.pending.size());
+      for (size_t i = 0; i < fresh.pending.size(); ++i) {  // (the places Dump leaves out)
+        ASSERT_EQ(reused.pending[i].index, fresh.pending[i].index) << "seed " << seed << " round " << round;
+        ASSERT_EQ(reused.pending[i].position, fresh.pending[i].position) << "seed " << seed << " round " << round;
+      }
+      pending_seen += reused.pending.size();
+      workspace.Recycle(std::move(reused));
+      Apply(sc.snapshot, fresh, 1000 + round);
+    }
+  }
+  EXPECT_GT(pending_seen, 0u);  // the passes did leave pending lists to recycle
+}
+
 // A random scenario some of whose workloads were admitted by a first pass, with more waiting.
 Scenario PartlyAdmitted(uint32_t seed) {
   Scenario sc = Generate(seed);

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -82,6 +83,32 @@ struct Decisions {
 
 // Runs one scheduling pass.
 Decisions Schedule(const Snapshot& snapshot);
+
+// Memory that passes over the same cluster reuse: the pass's arrays of one entry per workload,
+// and the pending list of Decisions handed back with Recycle. Without it each pass allocates
+// those afresh; with tens of thousands of workloads they are megabytes, which the allocator
+// returns to the system when the pass frees them, so that the next pass takes a page fault for
+// every 4 KiB it touches again. A pass's decisions do not depend on what the workspace held
+// before. One pass at a time per workspace.
+class Workspace {
+ public:
+  Workspace();
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  // Takes back decisions that are no longer needed, to hold the next pass's pending list.
+  void Recycle(Decisions&& decisions);
+
+  struct Buffers;  // (defined by the engine)
+
+ private:
+  friend Decisions Schedule(const Snapshot& snapshot, Workspace& workspace);
+  std::unique_ptr<Buffers> buffers_;
+};
+
+// Runs one scheduling pass in `workspace`'s memory; decides as Schedule(snapshot) does.
+Decisions Schedule(const Snapshot& snapshot, Workspace& workspace);
 
 // Gives workloads their WorkloadSpec::shape: one number per distinct shape, the same for as long
 // as the table lives, so a snapshot kept from pass to pass numbers a workload once. Holds one

@@ -1,0 +1,118 @@
+// Pass after pass over one large backlog, with rota's allocator (jemalloc, as `rota run` links
+// it): what a pass costs when it allocates its per-workload arrays afresh, against one that reuses
+// them through an admission::Workspace, in time and in minor page faults per pass.
+//
+// The state is the one Kueue's large-scale scenario (bench/kueue-bench.sh large-scale) spends
+// its passes in: 10 cohorts of 100 ClusterQueues (nominal 20 cpu, borrowingLimit 100,
+// LowerPriority / reclaim Any), each queue's nominal quota held by one admitted large workload,
+// and its 50 workloads of Kueue's classes waiting (35 small, 11 medium, 4 large): 50,000 pending,
+// none of which fits.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "rota/admission/engine.h"
+
+namespace {
+
+using namespace rota::admission;
+
+Snapshot BuildLargeScaleBacklog() {
+  Snapshot s;
+  s.flavors.push_back({"default", {}, {}});
+  std::vector<std::string> queues;
+  for (int c = 0; c < 10; ++c) {
+    for (int q = 0; q < 100; ++q) {
+      ClusterQueueSpec cq;
+      cq.name = "cq-0-" + std::to_string(q) + "-cohort-" + std::to_string(c);
+      cq.cohort = "cohort-" + std::to_string(c);
+      cq.resource_groups = {{{"cpu"}, {{"default", {{"cpu", 20000, 100000, std::nullopt}}}}}};
+      cq.within_cluster_queue = WithinClusterQueue::kLowerPriority;
+      cq.reclaim_within_cohort = ReclaimWithinCohort::kAny;
+      queues.push_back(cq.name);
+      s.cluster_queues.push_back(std::move(cq));
+    }
+  }
+  struct Class {
+    const char* name;
+    int32_t priority;
+    int64_t cpu;
+    int per_queue;
+  };
+  const Class classes[] = {{"small", 50, 1000, 35}, {"medium", 100, 5000, 11}, {"large", 200, 20000, 4}};
+  int64_t serial = 0;
+  for (const std::string& queue : queues) {
+    auto make = [&](const Class& k, int set, int i) {
+      WorkloadSpec w;
+      w.key = queue + "/" + k.name + "-" + std::to_string(set) + "-" + std::to_string(i) + "-0";
+      w.cluster_queue = queue;
+      w.priority = k.priority;
+      w.creation_time = serial++ / 10;
+      PodSetSpec ps;
+      ps.per_pod = {{"cpu", k.cpu}};
+      w.pod_sets = {ps};
+      return w;
+    };
+    WorkloadSpec held = make(classes[2], 9, 0);
+    held.admission = AdmissionSpec{queue, {{"main", 1, {{"cpu", "default"}}, {{"cpu", 20000}}}}};
+    held.admission_time = held.creation_time;
+    s.workloads.push_back(std::move(held));
+    for (int k = 0; k < 3; ++k)
+      for (int i = 0; i < classes[k].per_queue; ++i) s.workloads.push_back(make(classes[k], k, i));
+  }
+  // As `rota run`'s snapshot builder hands it over: shapes numbered, scheduling order given.
+  ShapeTable shapes;
+  for (WorkloadSpec& w : s.workloads) w.shape = shapes.Of(w);
+  for (uint32_t i = 0; i < s.workloads.size(); ++i) s.order.push_back(i);
+  std::sort(s.order.begin(), s.order.end(),
+            [&s](uint32_t a, uint32_t b) { return InSchedulingOrder(s.workloads[a], s.workloads[b]); });
+  return s;
+}
+
+long MinorFaults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+// `gap`: the time between passes, untimed (in rota's large-scale runs, passes came about 1.5 s
+// apart): the allocator may hand memory freed by one pass back to the system before the next.
+void RunPasses(benchmark::State& state, bool reuse, std::chrono::milliseconds gap) {
+  const Snapshot s = BuildLargeScaleBacklog();
+  Workspace workspace;
+  size_t pending = 0;
+  long faults = 0;
+  for (auto _ : state) {
+    if (gap.count() > 0) {
+      state.PauseTiming();
+      std::this_thread::sleep_for(gap);
+      state.ResumeTiming();
+    }
+    const long before = MinorFaults();
+    Decisions d = reuse ? Schedule(s, workspace) : Schedule(s);
+    pending = d.pending.size();
+    benchmark::DoNotOptimize(d);
+    if (reuse) workspace.Recycle(std::move(d));
+    { Decisions gone = std::move(d); }  // (freed inside the timed pass, as rota frees it)
+    faults += MinorFaults() - before;
+  }
+  state.counters["pending"] = static_cast<double>(pending);
+  state.counters["page_faults_per_pass"] =
+      benchmark::Counter(static_cast<double>(faults), benchmark::Counter::kAvgIterations);
+}
+
+using std::chrono::milliseconds;
+void BM_Pass_LargeScaleBacklog_50kPending_Fresh(benchmark::State& state) { RunPasses(state, false, milliseconds(0)); }
+BENCHMARK(BM_Pass_LargeScaleBacklog_50kPending_Fresh)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_Pass_LargeScaleBacklog_50kPending_Workspace(benchmark::State& state) { RunPasses(state, true, milliseconds(0)); }
+BENCHMARK(BM_Pass_LargeScaleBacklog_50kPending_Workspace)->Unit(benchmark::kMillisecond)->UseRealTime();
+void BM_Pass_LargeScaleBacklog_50kPending_Fresh_1sApart(benchmark::State& state) { RunPasses(state, false, milliseconds(1000)); }
+BENCHMARK(BM_Pass_LargeScaleBacklog_50kPending_Fresh_1sApart)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(15);
+void BM_Pass_LargeScaleBacklog_50kPending_Workspace_1sApart(benchmark::State& state) { RunPasses(state, true, milliseconds(1000)); }
+BENCHMARK(BM_Pass_LargeScaleBacklog_50kPending_Workspace_1sApart)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(15);
+
+}  // namespace
