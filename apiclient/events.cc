@@ -3,8 +3,12 @@
 #include "rota/apiclient/thread_name.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <functional>
+#include <initializer_list>
+#include <string_view>
 
 namespace rota::apiclient {
 namespace {
@@ -16,6 +20,16 @@ std::string Rfc3339(std::chrono::system_clock::time_point t) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+// A hash of the texts, each length-prefixed so that no two lists of texts run together alike.
+uint64_t HashOf(std::initializer_list<std::string_view> parts) {
+  std::string joined;
+  for (std::string_view p : parts) {
+    const uint64_t n = p.size();
+    joined.append(reinterpret_cast<const char*>(&n), sizeof n).append(p);
+  }
+  return std::hash<std::string>{}(joined);
 }
 
 // A count's patch, whose reply is not read.
@@ -149,8 +163,8 @@ EventRecorder::Write EventRecorder::Decide(const ObjectReference& object, const 
   Clock& clock = client_.clock();
   const auto now = clock.Now();
   const std::string stamp = Rfc3339(clock.WallNow());
-  const std::string object_key = object.uid.empty() ? object.ns + "/" + object.kind + "/" + object.name : object.uid;
-  const auto key = std::make_tuple(object_key, type, reason, message);
+  const uint64_t object_key = object.uid.empty() ? HashOf({object.ns, object.kind, object.name}) : HashOf({object.uid});
+  const uint64_t key = HashOf({object.uid, object.ns, object.kind, object.name, type, reason, message});
   std::unique_lock<std::mutex> l(mu_);
   // Forget what no longer matters (older than the 10-minute window, buckets full again), so that
   // a long-running controller over many short-lived objects does not grow without bound.
