@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "kueue_backlog.h"
 #include "rota/admission/engine.h"
 
 // Allocation accounting for the "bytes per workload" figures.
@@ -142,53 +143,7 @@ BENCHMARK(BM_SchedulePass_100kPending_8kAdmitted_Preemption)->Unit(benchmark::kM
 // cohort full of admitted top-priority workloads, and a backlog of 12,000 pending small, medium
 // and large workloads (Kueue's names, shapes and priorities) of which none can be admitted. A
 // pass then only finds out, for every pending workload, that it has to wait.
-Snapshot BuildBacklog() {
-  Snapshot s;
-  s.flavors.push_back({"default", {}, {}});
-  std::vector<std::string> queues;
-  for (int c = 0; c < 5; ++c) {
-    for (int q = 0; q < 6; ++q) {
-      ClusterQueueSpec cq;
-      cq.name = "cq-0-" + std::to_string(q) + "-cohort-" + std::to_string(c);
-      cq.cohort = "cohort-" + std::to_string(c);
-      cq.resource_groups = {{{"cpu"}, {{"default", {{"cpu", 20000, 100000, std::nullopt}}}}}};
-      cq.within_cluster_queue = WithinClusterQueue::kLowerPriority;
-      cq.reclaim_within_cohort = ReclaimWithinCohort::kAny;
-      queues.push_back(cq.name);
-      s.cluster_queues.push_back(std::move(cq));
-    }
-  }
-  struct Class {
-    const char* name;
-    int32_t priority;
-    int64_t cpu;
-    int per_queue;
-  };
-  const Class classes[] = {{"small", 50, 1000, 280}, {"medium", 100, 5000, 80}, {"large", 200, 20000, 40}};
-  int64_t serial = 0;
-  for (size_t q = 0; q < queues.size(); ++q) {
-    auto make = [&](const Class& k, int set, int i) {
-      WorkloadSpec w;
-      w.key = queues[q] + "/" + k.name + "-" + std::to_string(set) + "-" + std::to_string(i) + "-0";
-      w.cluster_queue = queues[q];
-      w.priority = k.priority;
-      w.creation_time = serial++ / 10;  // second resolution: many ties, broken by key
-      PodSetSpec ps;
-      ps.per_pod = {{"cpu", k.cpu}};
-      w.pod_sets = {ps};
-      return w;
-    };
-    // One large workload per queue holds its whole nominal quota: the cohorts are full and
-    // nothing pending outranks it.
-    WorkloadSpec held = make(classes[2], 9, 0);
-    held.admission = AdmissionSpec{queues[q], {{"main", 1, {{"cpu", "default"}}, {{"cpu", 20000}}}}};
-    held.admission_time = held.creation_time;
-    s.workloads.push_back(std::move(held));
-    for (int k = 0; k < 3; ++k)
-      for (int i = 0; i < classes[k].per_queue; ++i) s.workloads.push_back(make(classes[k], k, i));
-  }
-  return s;
-}
+Snapshot BuildBacklog() { return rota::bench::BuildKueueBacklog(5, 6, 280, 80, 40); }
 
 // `numbered`: the workloads carry shape numbers, as `rota run`'s snapshot builder gives them
 // (ShapeTable); otherwise the engine compares pod sets to find look-alikes. `ordered`: the

@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "kueue_backlog.h"
 #include "rota/admission/engine.h"
 
 namespace {
@@ -22,48 +23,7 @@ namespace {
 using namespace rota::admission;
 
 Snapshot BuildLargeScaleBacklog() {
-  Snapshot s;
-  s.flavors.push_back({"default", {}, {}});
-  std::vector<std::string> queues;
-  for (int c = 0; c < 10; ++c) {
-    for (int q = 0; q < 100; ++q) {
-      ClusterQueueSpec cq;
-      cq.name = "cq-0-" + std::to_string(q) + "-cohort-" + std::to_string(c);
-      cq.cohort = "cohort-" + std::to_string(c);
-      cq.resource_groups = {{{"cpu"}, {{"default", {{"cpu", 20000, 100000, std::nullopt}}}}}};
-      cq.within_cluster_queue = WithinClusterQueue::kLowerPriority;
-      cq.reclaim_within_cohort = ReclaimWithinCohort::kAny;
-      queues.push_back(cq.name);
-      s.cluster_queues.push_back(std::move(cq));
-    }
-  }
-  struct Class {
-    const char* name;
-    int32_t priority;
-    int64_t cpu;
-    int per_queue;
-  };
-  const Class classes[] = {{"small", 50, 1000, 35}, {"medium", 100, 5000, 11}, {"large", 200, 20000, 4}};
-  int64_t serial = 0;
-  for (const std::string& queue : queues) {
-    auto make = [&](const Class& k, int set, int i) {
-      WorkloadSpec w;
-      w.key = queue + "/" + k.name + "-" + std::to_string(set) + "-" + std::to_string(i) + "-0";
-      w.cluster_queue = queue;
-      w.priority = k.priority;
-      w.creation_time = serial++ / 10;
-      PodSetSpec ps;
-      ps.per_pod = {{"cpu", k.cpu}};
-      w.pod_sets = {ps};
-      return w;
-    };
-    WorkloadSpec held = make(classes[2], 9, 0);
-    held.admission = AdmissionSpec{queue, {{"main", 1, {{"cpu", "default"}}, {{"cpu", 20000}}}}};
-    held.admission_time = held.creation_time;
-    s.workloads.push_back(std::move(held));
-    for (int k = 0; k < 3; ++k)
-      for (int i = 0; i < classes[k].per_queue; ++i) s.workloads.push_back(make(classes[k], k, i));
-  }
+  Snapshot s = rota::bench::BuildKueueBacklog(10, 100, 35, 11, 4);
   // As `rota run`'s snapshot builder hands it over: shapes numbered, scheduling order given.
   ShapeTable shapes;
   for (WorkloadSpec& w : s.workloads) w.shape = shapes.Of(w);
