@@ -195,6 +195,12 @@ struct ClusterQueue {
   Needs failed_needs;
 };
 
+// A vector whose memory is mostly unused: more than four times its size, beyond a few thousand.
+template <typename T>
+bool Oversized(const std::vector<T>& v) {
+  return v.capacity() > 4 * v.size() + 4096;
+}
+
 }  // namespace
 
 struct Workspace::Buffers {
@@ -221,11 +227,11 @@ class Scheduler {
   }
   ~Scheduler() {
     if (!buffers_) return;
-    Borrow(buffers_->by_index, by_index_);
-    Borrow(buffers_->wls, wls_);
-    Borrow(buffers_->pending, pending_);
-    Borrow(buffers_->reason, pending_reason_);
-    Borrow(buffers_->message, pending_message_);
+    GiveBack(buffers_->by_index, by_index_);
+    GiveBack(buffers_->wls, wls_);
+    GiveBack(buffers_->pending, pending_);
+    GiveBack(buffers_->reason, pending_reason_);
+    GiveBack(buffers_->message, pending_message_);
   }
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -276,6 +282,16 @@ class Scheduler {
     from.clear();
     to.swap(from);
     from.clear();
+  }
+  // Borrow, back into the workspace, unless this pass used under a quarter of the memory: after
+  // a burst drains, the workspace does not keep the burst's arrays.
+  template <typename T>
+  static void GiveBack(std::vector<T>& to, std::vector<T>& from) {
+    if (Oversized(from)) {
+      to = std::vector<T>();
+      return;
+    }
+    Borrow(to, from);
   }
 
   const Snapshot& snap_;
@@ -1201,6 +1217,10 @@ Workspace::Workspace() : buffers_(std::make_unique<Buffers>()) {}
 Workspace::~Workspace() = default;
 
 void Workspace::Recycle(Decisions&& decisions) {
+  if (Oversized(decisions.pending)) {
+    buffers_->decisions = std::vector<PendingDecision>();
+    return;
+  }
   decisions.pending.clear();
   buffers_->decisions.swap(decisions.pending);
 }

@@ -250,6 +250,17 @@ TEST(EnginePropertyTest, SameDecisionsWhateverTheInputOrder) {
 TEST(EnginePropertyTest, AWorkspaceChangesNoDecision) {
   Workspace workspace;
   size_t pending_seen = 0;
+  {
+    // First a burst far larger than the scenarios below, whose memory the workspace then lets go.
+    Scenario burst = Generate(12345);
+    std::mt19937 rng(12345);
+    int serial = 0;
+    AddPending(burst, rng, 20000, serial);
+    Decisions fresh = Schedule(burst.snapshot);
+    Decisions reused = Schedule(burst.snapshot, workspace);
+    ASSERT_EQ(Dump(reused), Dump(fresh));
+    workspace.Recycle(std::move(reused));
+  }
   for (uint32_t seed = 0; seed < 500; ++seed) {
     Scenario sc = Generate(seed);
     std::mt19937 rng(seed * 31 + 7);

@@ -88,8 +88,9 @@ Decisions Schedule(const Snapshot& snapshot);
 // and the pending list of Decisions handed back with Recycle. Without it each pass allocates
 // those afresh; with tens of thousands of workloads they are megabytes, which the allocator
 // returns to the system when the pass frees them, so that the next pass takes a page fault for
-// every 4 KiB it touches again. A pass's decisions do not depend on what the workspace held
-// before. One pass at a time per workspace.
+// every 4 KiB it touches again. An array a pass used under a quarter of (beyond a few thousand
+// entries) is let go, so that a drained burst's memory is not kept for good. A pass's decisions
+// do not depend on what the workspace held before. One pass at a time per workspace.
 class Workspace {
  public:
   Workspace();
