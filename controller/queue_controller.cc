@@ -78,8 +78,6 @@ Json OwnedConditions(const std::vector<api::Condition>& current,
   return out;
 }
 
-// Amounts print as the apiserver would print the requests they came from: byte-sized resources
-// in binary SI ("256Gi"), the rest in decimal SI ("64", "500m").
 // Adds `amount` to `key`'s entry of a short (key, amount) list, or appends one.
 void AddUsage(std::vector<std::pair<uint32_t, int64_t>>& usage, uint32_t key, int64_t amount) {
   auto it = std::find_if(usage.begin(), usage.end(), [&](const auto& u) { return u.first == key; });
@@ -87,6 +85,8 @@ void AddUsage(std::vector<std::pair<uint32_t, int64_t>>& usage, uint32_t key, in
   else it->second += amount;
 }
 
+// Amounts print as the apiserver would print the requests they came from: byte-sized resources
+// in binary SI ("256Gi"), the rest in decimal SI ("64", "500m").
 std::string Amount(const std::string& resource, int64_t milli) {
   const bool bytes = resource == "memory" || resource == "ephemeral-storage" || resource.rfind("hugepages-", 0) == 0;
   return Quantity::FromMilli(milli, bytes ? Quantity::Format::kBinarySI : Quantity::Format::kDecimalSI).ToString();
