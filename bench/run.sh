@@ -11,7 +11,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${1:-$REPO/build}
 
 for b in "$BUILD"/bin/rota_bench_quantity "$BUILD"/bin/rota_bench_engine "$BUILD"/bin/rota_bench_engine_passes \
-         "$BUILD"/bin/rota_bench_parse; do
+         "$BUILD"/bin/rota_bench_parse "$BUILD"/bin/rota_bench_cache_memory; do
   echo "== $(basename "$b")"
   "$b" --benchmark_counters_tabular=true
 done

@@ -568,8 +568,8 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
     if (Finished(w)) continue;
     std::string key = Key(w.metadata);
     size_t i;
-    if (auto k = by_key_.find(key); k != by_key_.end()) {
-      i = k->second;
+    if (const uint32_t* k = SlotOf(key)) {
+      i = *k;
       if (slots_[i].seen == builds_) continue;  // two objects of one key: the first one counts
       by_object_.erase(slots_[i].object.get());
     } else {
@@ -584,8 +584,8 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
       snapshot_.workloads.emplace_back();
       order_pos_.push_back(kGone);
       vouched_.push_back(0);
-      slots_[i].key = key;
-      by_key_.emplace(std::move(key), i);
+      snapshot_.workloads[i].key = std::move(key);  // (make keeps it: it is the object's key)
+      by_key_.insert(static_cast<uint32_t>(i));
     }
     make(i, shared);
   }
@@ -599,18 +599,19 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
   for (size_t i = slots_.size(); i-- > 0;) {
     if (slots_[i].seen == builds_ || vouched_[i] == builds_) continue;
     by_object_.erase(slots_[i].object.get());
-    by_key_.erase(slots_[i].key);
+    by_key_.erase(static_cast<uint32_t>(i));
     Unhint(i);
     if (slots_[i].placed) snapshot_.order[order_pos_[i]] = kGone;
     const size_t last = slots_.size() - 1;
     if (i != last) {
+      by_key_.erase(static_cast<uint32_t>(last));  // (while its entry still holds the key)
       slots_[i] = std::move(slots_[last]);
       snapshot_.workloads[i] = std::move(snapshot_.workloads[last]);
       order_pos_[i] = order_pos_[last];
       vouched_[i] = vouched_[last];
       if (slots_[i].hint != kNoHint && hints_[slots_[i].hint].slot == last) hints_[slots_[i].hint].slot = static_cast<uint32_t>(i);
       if (slots_[i].placed) snapshot_.order[order_pos_[i]] = static_cast<uint32_t>(i);
-      by_key_[slots_[i].key] = i;
+      by_key_.insert(static_cast<uint32_t>(i));
       by_object_[slots_[i].object.get()] = i;
     }
     slots_.pop_back();
@@ -698,23 +699,28 @@ void SnapshotBuilder::RenumberQueues() {
   }
 }
 
-const Workload* SnapshotBuilder::Object(const std::string& key) const {
+const uint32_t* SnapshotBuilder::SlotOf(std::string_view key) const {
   auto it = by_key_.find(key);
-  return it == by_key_.end() ? nullptr : slots_[it->second].object.get();
+  return it == by_key_.end() ? nullptr : &*it;
+}
+
+const Workload* SnapshotBuilder::Object(const std::string& key) const {
+  const uint32_t* i = SlotOf(key);
+  return i ? slots_[*i].object.get() : nullptr;
 }
 
 const adm::WorkloadSpec* SnapshotBuilder::Find(const std::string& key) const {
-  auto it = by_key_.find(key);
-  return it == by_key_.end() ? nullptr : &snapshot_.workloads[it->second];
+  const uint32_t* i = SlotOf(key);
+  return i ? &snapshot_.workloads[*i] : nullptr;
 }
 
 adm::WorkloadSpec* SnapshotBuilder::Mutable(const std::string& key) {
-  auto it = by_key_.find(key);
-  if (it == by_key_.end()) return nullptr;
-  slots_[it->second].remake = true;
-  slots_[it->second].stamp = ++stamps_;
-  Unhint(it->second);
-  return &snapshot_.workloads[it->second];
+  const uint32_t* i = SlotOf(key);
+  if (!i) return nullptr;
+  slots_[*i].remake = true;
+  slots_[*i].stamp = ++stamps_;
+  Unhint(*i);
+  return &snapshot_.workloads[*i];
 }
 
 }  // namespace rota::api

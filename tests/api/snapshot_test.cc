@@ -381,6 +381,20 @@ TEST(SnapshotBuilderTest, AgreesWithBuildSnapshotThroughChanges) {
     Result<admission::Snapshot> fresh_snapshot = BuildSnapshot(state);
     ASSERT_TRUE(fresh_snapshot.ok());
     EXPECT_EQ(by_key(b.snapshot()), by_key(*fresh_snapshot)) << "step " << step;
+    // One entry per workload, each found by its key, and nothing found for a gone one.
+    ASSERT_EQ(b.snapshot().workloads.size(), fresh_snapshot->workloads.size()) << "step " << step;
+    for (const auto& w : fresh_snapshot->workloads) {
+      const admission::WorkloadSpec* found = b.Find(w.key);
+      ASSERT_NE(found, nullptr) << w.key << " at step " << step;
+      EXPECT_EQ(found->key, w.key) << "step " << step;
+      EXPECT_EQ(b.Object(w.key)->metadata.name, w.key.substr(w.key.find('/') + 1)) << "step " << step;
+    }
+    for (int gone = 0; gone < 7; ++gone) {
+      const std::string key = "ml/w" + std::to_string(gone);
+      if (!by_key(*fresh_snapshot).count(key)) {
+        EXPECT_EQ(b.Find(key), nullptr) << key << " at step " << step;
+      }
+    }
   }
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "rota/admission/engine.h"
@@ -77,6 +78,11 @@ Result<admission::Snapshot> BuildSnapshot(const ClusterState& state);
 // sorting every waiting workload again was a tenth of a pass. Not thread-safe.
 class SnapshotBuilder {
  public:
+  SnapshotBuilder() = default;
+  // Not copied or moved: its index of keys refers to the builder itself.
+  SnapshotBuilder(const SnapshotBuilder&) = delete;
+  SnapshotBuilder& operator=(const SnapshotBuilder&) = delete;
+
   // Brings snapshot() up to `state` (whose keep_going is implied). An error (a ClusterQueue the
   // engine cannot use) names the object and field; snapshot() is then not to be used until a
   // later Build succeeds.
@@ -125,7 +131,6 @@ class SnapshotBuilder {
  private:
   struct Slot {
     std::shared_ptr<const Workload> object;
-    std::string key;
     uint32_t local_queue = kNoQueue;    // numbers of queue_names_
     uint32_t cluster_queue = kNoQueue;
     bool remake = false;         // make the entry again at the next build
@@ -155,7 +160,26 @@ class SnapshotBuilder {
   // Puts the slots not placed into snapshot_.order and drops its kGone entries.
   void PlaceInOrder();
   std::unordered_map<const Workload*, size_t> by_object_;
-  std::unordered_map<std::string, size_t> by_key_;
+  // Slots by their entry's key, hashed and compared through snapshot_.workloads, so that each
+  // key is held once, in its entry (a map of key copies was about a megabyte at 15,000
+  // workloads). A slot's entry keeps its key from when it joins the set until it leaves it.
+  struct KeyHash {
+    using is_transparent = void;
+    const SnapshotBuilder* builder;
+    // (Not noexcept: libstdc++ then keeps each slot's hash in the set, and a rehash reads no keys.)
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>()(key); }
+    size_t operator()(uint32_t slot) const { return (*this)(builder->snapshot_.workloads[slot].key); }
+  };
+  struct KeyEqual {
+    using is_transparent = void;
+    const SnapshotBuilder* builder;
+    bool operator()(uint32_t a, uint32_t b) const { return a == b; }  // (keys are unique)
+    bool operator()(std::string_view key, uint32_t slot) const { return key == builder->snapshot_.workloads[slot].key; }
+    bool operator()(uint32_t slot, std::string_view key) const { return (*this)(key, slot); }
+  };
+  std::unordered_set<uint32_t, KeyHash, KeyEqual> by_key_{0, KeyHash{this}, KeyEqual{this}};
+  // The slot of the entry with `key`, or null.
+  const uint32_t* SlotOf(std::string_view key) const;
   uint32_t NumberOf(std::string_view queue_name);
   // Numbers every slot's queues again from scratch (once names no slot uses have piled up).
   void RenumberQueues();
