@@ -90,6 +90,32 @@ TEST(CodecRoundTripTest, WorkloadKeepsItsPodTemplateWhole) {
   })");
 }
 
+// A Workload's status and priorityClassRef are held apart from it (Boxed): absent, they stay
+// absent when written back; present, a copy of the Workload has its own to change.
+TEST(CodecRoundTripTest, WorkloadWithoutStatusOrPriorityClassAndCopiesOfOneWithThem) {
+  ExpectRoundTrip<Workload>(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+    "metadata": {"name": "waiting", "namespace": "team-llm"},
+    "spec": {"podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": []}}}], "queueName": "gpu", "active": true}})");
+
+  Result<Workload> w = DecodeObject<Workload>(Parse(R"({"metadata": {"name": "w", "namespace": "ns"},
+    "spec": {"podSets": [], "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"}},
+    "status": {"conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "m",
+                               "lastTransitionTime": "2026-11-01T10:00:00Z"}]}})"));
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_TRUE(w->status.has_value());
+  ASSERT_TRUE(w->spec.priority_class_ref.has_value());
+  Workload copy = *w;
+  copy.status->conditions.clear();
+  copy.spec.priority_class_ref->name = "low";
+  EXPECT_EQ(w->status->conditions.size(), 1u);
+  EXPECT_EQ(w->spec.priority_class_ref->name, "high");
+  copy = *w;
+  EXPECT_EQ(EncodeObject(copy), EncodeObject(*w));
+  copy.status.reset();
+  EXPECT_FALSE(EncodeObject(copy).contains("status"));
+  EXPECT_TRUE(EncodeObject(*w).contains("status"));
+}
+
 TEST(CodecRoundTripTest, EveryOtherKind) {
   ExpectRoundTrip<Cohort>(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort",
     "metadata": {"name": "research"},

@@ -55,6 +55,55 @@ class SharedJson {
   std::shared_ptr<const Json> value_;
 };
 
+// An optional value held on the heap: std::optional's interface (what rota uses of it), with
+// value semantics (a copy copies the value), in the size of a pointer. For a large part of an
+// object that many objects lack (a Workload waiting for admission has no status, and a cache of
+// thousands of them would otherwise hold room for one in each).
+template <typename T>
+class Boxed {
+ public:
+  using value_type = T;
+  Boxed() = default;
+  Boxed(std::nullopt_t) {}  // NOLINT: as std::optional converts
+  Boxed(T value) : value_(std::make_unique<T>(std::move(value))) {}  // NOLINT: as std::optional converts
+  Boxed(const Boxed& o) : value_(o.value_ ? std::make_unique<T>(*o.value_) : nullptr) {}
+  Boxed(Boxed&&) noexcept = default;
+  Boxed& operator=(const Boxed& o) {
+    if (this != &o) value_ = o.value_ ? std::make_unique<T>(*o.value_) : nullptr;
+    return *this;
+  }
+  Boxed& operator=(Boxed&&) noexcept = default;
+  Boxed& operator=(std::nullopt_t) {
+    value_.reset();
+    return *this;
+  }
+
+  bool has_value() const { return value_ != nullptr; }
+  explicit operator bool() const { return has_value(); }
+  T& operator*() { return *value_; }
+  const T& operator*() const { return *value_; }
+  T* operator->() { return value_.get(); }
+  const T* operator->() const { return value_.get(); }
+  T& value() {
+    if (!value_) throw std::bad_optional_access();
+    return *value_;
+  }
+  const T& value() const {
+    if (!value_) throw std::bad_optional_access();
+    return *value_;
+  }
+  T value_or(T fallback) const { return value_ ? *value_ : std::move(fallback); }
+  template <typename... Args>
+  T& emplace(Args&&... args) {
+    value_ = std::make_unique<T>(std::forward<Args>(args)...);
+    return *value_;
+  }
+  void reset() { value_.reset(); }
+
+ private:
+  std::unique_ptr<T> value_;
+};
+
 // Hands out one shared copy per distinct JSON value (by its serialisation) for as long as some
 // holder keeps it. Thread-safe.
 class JsonInterner {
@@ -227,6 +276,8 @@ template <typename T>
 struct IsOptional : std::false_type {};
 template <typename T>
 struct IsOptional<std::optional<T>> : std::true_type {};
+template <typename T>
+struct IsOptional<Boxed<T>> : std::true_type {};
 template <typename T>
 struct IsVector : std::false_type {};
 template <typename T>

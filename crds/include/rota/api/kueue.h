@@ -444,7 +444,7 @@ struct PodSet {
 struct WorkloadSpec {
   std::vector<PodSet> pod_sets;
   std::string queue_name;
-  std::optional<PriorityClassRef> priority_class_ref;
+  Boxed<PriorityClassRef> priority_class_ref;  // (on the heap: few Workloads name one)
   std::optional<int32_t> priority;
   bool active = true;
   std::optional<int32_t> maximum_execution_time_seconds;
@@ -560,7 +560,7 @@ struct Workload {
   static constexpr bool kNamespaced = true;
   ObjectMeta metadata;
   WorkloadSpec spec;
-  std::optional<WorkloadStatus> status;
+  Boxed<WorkloadStatus> status;  // (on the heap: most Workloads in a busy cache wait without one)
   Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
