@@ -201,6 +201,25 @@ bool Oversized(const std::vector<T>& v) {
   return v.capacity() > 4 * v.size() + 4096;
 }
 
+// Moves `from`'s memory into `to`, empty.
+template <typename T>
+void Borrow(std::vector<T>& to, std::vector<T>& from) {
+  from.clear();
+  to.swap(from);
+  from.clear();
+}
+
+// Borrow, back into a workspace, unless the pass used under a quarter of the memory: after a
+// burst drains, the workspace does not keep the burst's arrays.
+template <typename T>
+void GiveBack(std::vector<T>& to, std::vector<T>& from) {
+  if (Oversized(from)) {
+    to = std::vector<T>();
+    return;
+  }
+  Borrow(to, from);
+}
+
 }  // namespace
 
 struct Workspace::Buffers {
@@ -275,24 +294,6 @@ class Scheduler {
   void SortPending(std::vector<uint32_t>& pending) const;
   // Whether the snapshot's `order` names every workload once (and can stand for the sort).
   bool GivenOrderUsable() const;
-
-  // Moves `from`'s memory into `to`, empty.
-  template <typename T>
-  static void Borrow(std::vector<T>& to, std::vector<T>& from) {
-    from.clear();
-    to.swap(from);
-    from.clear();
-  }
-  // Borrow, back into the workspace, unless this pass used under a quarter of the memory: after
-  // a burst drains, the workspace does not keep the burst's arrays.
-  template <typename T>
-  static void GiveBack(std::vector<T>& to, std::vector<T>& from) {
-    if (Oversized(from)) {
-      to = std::vector<T>();
-      return;
-    }
-    Borrow(to, from);
-  }
 
   const Snapshot& snap_;
   Workspace::Buffers* buffers_;
@@ -1216,14 +1217,7 @@ Decisions Schedule(const Snapshot& snapshot) { return Scheduler(snapshot).Run();
 Workspace::Workspace() : buffers_(std::make_unique<Buffers>()) {}
 Workspace::~Workspace() = default;
 
-void Workspace::Recycle(Decisions&& decisions) {
-  if (Oversized(decisions.pending)) {
-    buffers_->decisions = std::vector<PendingDecision>();
-    return;
-  }
-  decisions.pending.clear();
-  buffers_->decisions.swap(decisions.pending);
-}
+void Workspace::Recycle(Decisions&& decisions) { GiveBack(buffers_->decisions, decisions.pending); }
 
 Decisions Schedule(const Snapshot& snapshot, Workspace& workspace) {
   return Scheduler(snapshot, workspace.buffers_.get()).Run();
