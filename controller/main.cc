@@ -268,7 +268,7 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   }
   const auto s = controller.stats();
   log("info", "stopped after " + std::to_string(s.passes) + " passes: " + std::to_string(s.admitted) + " admitted, " +
-                  std::to_string(s.preempted) + " preempted, " + std::to_string(s.status_writes) + " status writes; pending reasons: " +
+                  std::to_string(s.preempted) + " preempted, " + std::to_string(s.status_writes) + " status writes (" + std::to_string(s.writer_wakes) + " writer wake-ups); pending reasons: " +
                   std::to_string(s.pending_first) + " first, " + std::to_string(s.pending_new_reason) + " new reasons, " +
                   std::to_string(s.pending_new_message) + " new messages");
   return 0;

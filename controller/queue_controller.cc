@@ -366,6 +366,7 @@ QueueController::Stats QueueController::stats() const {
   const StatusWriter::Counts c = writer_->counts();
   s.status_writes = static_cast<int64_t>(c.sent);
   s.write_errors = static_cast<int64_t>(c.failed);
+  s.writer_wakes = static_cast<int64_t>(c.wakes);
   return s;
 }
 

@@ -96,6 +96,7 @@ class QueueController {
     int64_t admitted = 0;
     int64_t preempted = 0;
     int64_t status_writes = 0;
+    int64_t writer_wakes = 0;  // polls of the status writer cut short for a ready write
     int64_t write_errors = 0;
     // Pending reasons queued for writing: a workload's first, a new reason, or a new message for
     // the same reason (rewritten at most every 30 s).

@@ -5,6 +5,15 @@
 #include "rota/apiclient/thread_name.h"
 
 namespace rota::controller {
+namespace {
+
+// After a poll that returned outcomes while other writes are still in flight, a thread waits
+// this long before its next poll. In `rota_bench_apiclient`'s Pipeline applies (8 in flight,
+// 2,000 writes a round, 2026-11-25), 4 rounds with this pause took 157-201 us of client CPU per
+// write, against 178-218 us in the 12 rounds without it, at the same rate of writes.
+constexpr auto kGather = std::chrono::milliseconds(5);
+
+}  // namespace
 
 StatusWriter::StatusWriter(SinkFactory make_sink, int in_flight, int summary_in_flight, std::function<void()> on_failure)
     : make_sink_(std::move(make_sink)), on_failure_(std::move(on_failure)) {
@@ -43,7 +52,9 @@ void StatusWriter::Ready(const std::string& key, const Entry& e) {
     if (w.room == 0 || w.flying >= w.room || (w.summaries_only && e.priority < kQueueStatus)) continue;
     if (w.flying == 0) {
       (w.summaries_only ? summary_cv_ : work_cv_).notify_one();
-    } else if (w.sink) {
+    } else if (w.sink && !w.woken) {  // (once until the thread next looks for ready writes)
+      w.woken = true;
+      ++counts_.wakes;
       w.sink->Wake();
     }
   }
@@ -94,6 +105,7 @@ void StatusWriter::Work(int worker) {
       // (Between here and the poll's outcomes the count may run high: that only spares a wake-up
       // of this thread, which is awake; it is exact whenever the thread waits or polls.)
       me.flying = flying.size();
+      me.woken = false;
       if (flying.empty()) cv.wait(l, [&] { return stopping_ || NextFor(summaries_only) != ready_.end(); });
       if (stopping_) break;
       // As many ready writes as there is room for, first first.
@@ -117,13 +129,19 @@ void StatusWriter::Work(int worker) {
       sink->Start(seq, e.write, e.report);
     }
     if (flying.empty()) continue;
-    for (auto& [seq, outcome] : sink->Poll(std::chrono::seconds(1))) {
+    auto outcomes = sink->Poll(std::chrono::seconds(1));
+    for (auto& [seq, outcome] : outcomes) {
       auto it = flying.find(seq);
       if (it == flying.end()) continue;
       auto [key, e] = std::move(it->second);
       flying.erase(it);
       Finish(key, e, std::move(outcome));
     }
+    // Replies due soon are left to gather for the next poll, rather than a poll each: a poll
+    // and what follows it go over every write in flight (see Sink). The pause is short beside the
+    // apiserver's time for a write; it holds a thread to `room` writes per pause (1,600 a second
+    // at rota's 8), above the client's default rate limit of 500 a second.
+    if (!outcomes.empty() && !flying.empty()) std::this_thread::sleep_for(kGather);
   }
   std::lock_guard<std::mutex> l(mu_);
   me.sink = nullptr;  // (the sink goes when this returns; a write in flight is abandoned)

@@ -12,6 +12,9 @@
 //
 // A thread keeps several writes in flight through its Sink (for the apiserver, one connection
 // that a single poll serves: a thread per write would cost each one a wake-up and its own reads).
+// A polling thread is woken for writes that became ready once until it next takes ready writes
+// (it takes them all), and after a poll that returned outcomes it pauses briefly so that the
+// next poll collects several replies.
 // One thread sends writes of any priority; another, if given room, only summaries (queue status
 // and pending reasons): on a saturated apiserver, where each write takes a second, a steady
 // stream of admissions would otherwise fill every place in flight, and no queue would show its
@@ -102,6 +105,7 @@ class StatusWriter {
 
   struct Counts {
     uint64_t sent = 0, failed = 0, superseded = 0;
+    uint64_t wakes = 0;  // polls cut short for a write that became ready
   };
   Counts counts() const;
 
@@ -140,6 +144,7 @@ class StatusWriter {
     size_t flying = 0;
     size_t room = 0;
     bool summaries_only = false;
+    bool woken = false;  // its sink was woken and it has not looked for ready writes since
   };
   Worker workers_[2];
   std::vector<std::thread> threads_;

@@ -36,6 +36,12 @@ class Recorder {
     released_ = true;
     cv_.notify_all();
   }
+  // From now on a poll waits, whatever its timeout, until a write finishes or the writer wakes
+  // it: a write that becomes ready while others are in flight goes out only if it is woken for.
+  void PollWithoutTimeout() {
+    std::lock_guard<std::mutex> l(mu_);
+    patient_ = true;
+  }
   std::vector<std::string> sent() {
     std::lock_guard<std::mutex> l(mu_);
     return sent_;
@@ -75,7 +81,9 @@ class Recorder {
     std::vector<std::pair<uint64_t, StatusWriter::Outcome>> Poll(std::chrono::milliseconds timeout) override {
       std::unique_lock<std::mutex> l(r_.mu_);
       auto finishing = [&](const Flying& f) { return !f.held || r_.released_; };
-      r_.cv_.wait_for(l, timeout, [&] { return woken_ || std::any_of(flying_.begin(), flying_.end(), finishing); });
+      auto done = [&] { return woken_ || std::any_of(flying_.begin(), flying_.end(), finishing); };
+      if (r_.patient_) r_.cv_.wait(l, done);
+      else r_.cv_.wait_for(l, timeout, done);
       woken_ = false;
       std::vector<std::pair<uint64_t, StatusWriter::Outcome>> out;
       for (auto it = flying_.begin(); it != flying_.end();) {
@@ -112,6 +120,7 @@ class Recorder {
   std::mutex mu_;
   std::condition_variable cv_;
   bool released_ = false;
+  bool patient_ = false;
   std::vector<std::string> sent_;
   std::set<std::string> reported_;
   std::map<std::string, int> in_send_;
@@ -234,6 +243,34 @@ TEST(StatusWriterTest, OneThreadKeepsUpToItsRoomInFlight) {
   EXPECT_EQ(rec.sent().size(), 6u);
   EXPECT_EQ(rec.max_in_flight(), 4);
   EXPECT_EQ(writer.counts().sent, 6u);
+}
+
+TEST(StatusWriterTest, AWriteQueuedWhileOthersAreInFlightGoesOutWithoutWaitingForThem) {
+  // Every write is held in flight, and the sink polls until a write finishes or it is woken: so
+  // each write below goes out only because the writer woke the poll for it. (The writer wakes a
+  // polling thread once until it next looks for ready writes; a wake-up lost there would leave
+  // the rest queued.)
+  Recorder rec;
+  rec.PollWithoutTimeout();
+  struct Releaser {
+    Recorder& r;
+    ~Releaser() { r.Release(); }
+  };
+  StatusWriter writer(rec.sinks(), 8, 0);
+  Releaser releaser{rec};
+  for (int i = 1; i <= 7; ++i) {
+    writer.Enqueue(StatusWriter::kAdmission, W("w" + std::to_string(i), "x"));
+    rec.WaitForSends(i);
+  }
+  // Two at once into the last place: one goes, one waits for a place.
+  writer.Enqueue(StatusWriter::kAdmission, W("w8", "x"));
+  writer.Enqueue(StatusWriter::kAdmission, W("w9", "x"));
+  rec.WaitForSends(8);
+  EXPECT_EQ(writer.Queued(StatusWriter::kAdmission), 1u);
+  rec.Release();
+  writer.Drain();
+  EXPECT_EQ(rec.sent().size(), 9u);
+  EXPECT_EQ(rec.max_in_flight(), 8);
 }
 
 TEST(StatusWriterTest, StopsWithWritesStillQueued) {
