@@ -601,15 +601,19 @@ ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, c
   // The server closes the stream after timeoutSeconds; allow generously more before giving up.
   h.timeout_ms = o.timeout_seconds > 0 ? (o.timeout_seconds + 60) * 1000L : 0;
   h.stop = stop;
-  // Reading in batches: once the thread has been awake `settle` since it last waited, it waits
-  // `settle` before taking in more, and what arrived meanwhile is read in one go.
-  auto awake_since = std::chrono::steady_clock::now();
+  // Reading in batches: bytes that arrive after the thread has gone idle wait `settle` before
+  // they are taken in, and what arrived meanwhile is then read in one go (libcurl hands over what
+  // the socket holds in calls that follow each other at once).
+  constexpr auto kIdle = std::chrono::milliseconds(1);
+  auto last_call_end = std::chrono::steady_clock::time_point{};
   h.on_data = [&](const char* data, size_t len) {
-    if (o.settle.count() > 0 && std::chrono::steady_clock::now() - awake_since >= o.settle &&
-        !(stop && stop->load())) {
+    if (o.settle.count() > 0 && std::chrono::steady_clock::now() - last_call_end >= kIdle && !(stop && stop->load())) {
       std::this_thread::sleep_for(o.settle);
-      awake_since = std::chrono::steady_clock::now();
     }
+    struct EndOfCall {
+      std::chrono::steady_clock::time_point& at;
+      ~EndOfCall() { at = std::chrono::steady_clock::now(); }
+    } end_of_call{last_call_end};
     pending.append(data, len);
     size_t start = 0, nl;
     while ((nl = pending.find('\n', start)) != std::string::npos) {

@@ -102,9 +102,10 @@ struct WatchOptions {
   bool allow_bookmarks = true;
   int timeout_seconds = 300;  // the server ends the watch after this
   Keep keep = Keep::kAll;     // of each event's object (kAll or kAllButManagedFields)
-  // Events are read in batches at most this often: after reading, the watch waits this long
-  // before it reads again, so that events arriving meanwhile are read with one wake-up of the
-  // thread (and one poll, one TLS read) instead of one each. 0 reads each event as it comes.
+  // Events are read in batches: bytes that arrive after the watch has gone idle (read all it
+  // had) wait this long before they are read, so that the events arriving meanwhile are read
+  // with one wake-up of the thread (and one poll, one TLS read) instead of one each. 0 reads each
+  // event as it comes.
   std::chrono::milliseconds settle{0};
 };
 
