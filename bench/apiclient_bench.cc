@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -101,12 +102,15 @@ void Parallel(int n, int threads, const std::function<bool(int)>& work, std::ato
   for (auto& t : pool) t.join();
 }
 
-// CPU seconds the benchmark's client threads (Parallel's) have used so far.
-double ClientCpu() {
+// CPU seconds the threads named `name` have used so far.
+double ThreadCpu(const std::string& name) {
   const auto by_name = ThreadCpuSeconds();
-  auto it = by_name.find("bench-client");
+  auto it = by_name.find(name);
   return it == by_name.end() ? 0.0 : it->second;
 }
+
+// CPU seconds the benchmark's client threads (Parallel's) have used so far.
+double ClientCpu() { return ThreadCpu("bench-client"); }
 
 // Server-side apply patches of `updates` Workloads' status (reply unread, as rota's queue
 // status) from the calling thread, keeping `in_flight` going through a Pipeline (libcurl's multi
@@ -275,11 +279,7 @@ int main(int argc, char** argv) {
               informer.Size(), sync_s, informer.Size() / sync_s, (rss_after - rss_before) / 1048576.0,
               static_cast<double>(rss_after - rss_before) / static_cast<double>(std::max<size_t>(1, informer.Size())));
 
-  auto watch_cpu = [] {
-    const auto by_name = ThreadCpuSeconds();
-    auto it = by_name.find("watch/workloads");
-    return it == by_name.end() ? 0.0 : it->second;
-  };
+  auto watch_cpu = [] { return ThreadCpu("watch/workloads"); };  // the informer's watch thread
   const double watch_cpu_before = watch_cpu();
   start = Clock_::now();
   failures = 0;

@@ -129,6 +129,13 @@ class Recorder {
   int max_in_flight_ = 0;
 };
 
+// Releases a Recorder's held writes when it goes, before the writer (declared before it) joins
+// its threads, on every way out of a test.
+struct Releaser {
+  Recorder& r;
+  ~Releaser() { r.Release(); }
+};
+
 Write W(const std::string& name, const std::string& v, bool fail = false) {
   nlohmann::json body = {{"v", v}};
   if (fail) body["fail"] = true;
@@ -208,10 +215,6 @@ TEST(StatusWriterTest, SummaryThreadSendsQueueStatusWhileAdmissionsHoldTheOthers
   // that does not finish; more admissions wait behind it, and the queue status and pending
   // reason still go out on the summary thread, in their order.
   Recorder rec([](const Write& w) { return w.name.rfind("a", 0) == 0; });
-  struct Releaser {  // before the writer joins its threads, on every way out of the test
-    Recorder& r;
-    ~Releaser() { r.Release(); }
-  };
   StatusWriter writer(rec.sinks(), 1, 1);
   Releaser releaser{rec};
   writer.Enqueue(StatusWriter::kAdmission, W("a1", "x"));
@@ -252,10 +255,6 @@ TEST(StatusWriterTest, AWriteQueuedWhileOthersAreInFlightGoesOutWithoutWaitingFo
   // the rest queued.)
   Recorder rec;
   rec.PollWithoutTimeout();
-  struct Releaser {
-    Recorder& r;
-    ~Releaser() { r.Release(); }
-  };
   StatusWriter writer(rec.sinks(), 8, 0);
   Releaser releaser{rec};
   for (int i = 1; i <= 7; ++i) {
