@@ -11,6 +11,9 @@
 #   ROTA_BIN=PATH                          the rota binary (default: build/bin/rota)
 #   ROTA_EXTRA_CONFIG=YAML                 lines added to rota's config file, to measure a setting:
 #                                          'scheduling: {batchPeriod: 300ms}'
+#   BENCH_RUNNER_TRACE=1                   the runner logs each reconcile of the workloads it
+#                                          finishes (a line or two per workload in runner.log),
+#                                          from which the table reports how fast it can finish them
 #   --check                                exit non-zero unless every workload was admitted and
 #                                          finished under each controller (the smoke test)
 set -euo pipefail
@@ -56,12 +59,12 @@ for scenario in "${scenarios[@]}"; do
     # etcd, kube-apiserver and controller go with it instead of lingering and skewing later runs.
     PROJECT_DIR=$KUEUE/Makefile KUBEBUILDER_ASSETS=$K8S_BIN ROTA_BIN=$ROTA_BIN \
       setsid "$KUEUE/bin/runner" --minimalKueue "$exe" --crds "$crds" --generatorConfig "$config" \
-      --timeout "$timeout" --o "$dir" >"$dir/runner.log" 2>&1 &
+      --timeout "$timeout" --o "$dir" ${BENCH_RUNNER_TRACE:+--zap-log-level=5} >"$dir/runner.log" 2>&1 &
     runner=$!
     trap 'pkill -s $runner 2>/dev/null || true' EXIT INT TERM
     # Where the time goes: the CPU time of the runner itself (its workload generator and
     # finisher share the machine) and of its kube-apiserver and etcd, and the apiserver's request
-    # counters, sampled until the runner stops them. BENCH_APISERVER_PROFILE=N also takes an
+    # counters and the sum and count of its request latencies, sampled until the runner stops them. BENCH_APISERVER_PROFILE=N also takes an
     # N-second CPU profile of the apiserver (pprof) a minute into the run.
     (
       if [[ -n ${BENCH_APISERVER_PROFILE:-} ]]; then
@@ -78,7 +81,7 @@ for scenario in "${scenarios[@]}"; do
           done
         done
         if [[ -f $dir/kubeconfig ]] && "$K8S_BIN/kubectl" --kubeconfig "$dir/kubeconfig" get --raw /metrics \
-            2>/dev/null | grep '^apiserver_request_total' >"$dir/apiserver.requests.tmp"; then
+            2>/dev/null | grep -E '^apiserver_request_(total|duration_seconds_(sum|count))\{' >"$dir/apiserver.requests.tmp"; then
           mv "$dir/apiserver.requests.tmp" "$dir/apiserver.requests"
         fi
         sleep 10

@@ -4,7 +4,7 @@
 workload class, queue usage, controller CPU seconds and max RSS, for rota, Kueue and their ratio.
 Writes the same figures to OUT/kueue-<scenario>.json. With --check, fails unless every workload was
 admitted and finished under every controller."""
-import argparse, csv, glob, json, os, sys
+import argparse, csv, datetime, glob, json, os, sys
 import yaml
 
 
@@ -24,7 +24,43 @@ def packing_floor_seconds(config):
     return floor
 
 
-def load(out, scenario, controller):
+def class_runtimes_ms(config):
+    """Each workload class's run time, as the generator labels its workloads."""
+    gen = yaml.safe_load(open(config))
+    return {w["className"]: w["runtimeMs"] for cohort in gen["cohorts"] for qs in cohort["queuesSets"]
+            for ws in qs["workloadsSets"] for w in ws["workloads"]}
+
+
+def runner_finishing(path):
+    """With BENCH_RUNNER_TRACE=1 the runner logs each reconcile of its Workload controller: how long
+    the reconciles that wrote a workload's Finished condition took on average, and so how many
+    workloads a second its workers can finish at most (each worker does one at a time)."""
+    if not os.path.exists(path):
+        return None
+    workers, started, took = None, {}, []
+    for line in open(path, errors="replace"):
+        f = line.split("\t")
+        if len(f) < 5:
+            continue
+        if workers is None and f[3].startswith("Starting workers") and '"controller": "workload"' in f[4]:
+            workers = int(f[4].rsplit('"worker count": ', 1)[1].split("}")[0])
+            continue
+        rid = f[4].split('"reconcileID": "', 1)
+        if len(rid) < 2:
+            continue
+        rid = rid[1].split('"', 1)[0]
+        t = datetime.datetime.fromisoformat(f[0][:26]).timestamp()
+        if f[3].startswith("Reconciling"):
+            started[rid] = t
+        elif f[3].startswith("Finish Workload") and rid in started:
+            took.append(t - started.pop(rid))
+    if not took or not workers:
+        return None
+    mean = sum(took) / len(took)
+    return {"finishes": len(took), "meanMs": 1000.0 * mean, "workers": workers, "ceilingPerSecond": workers / mean}
+
+
+def load(out, scenario, controller, runtimes_ms):
     d = os.path.join(out, "kueue", scenario, controller)
     summary = yaml.safe_load(open(os.path.join(d, "summary.yaml")))
     stats = yaml.safe_load(open(glob.glob(os.path.join(d, "*.stats.yaml"))[0]))
@@ -38,13 +74,30 @@ def load(out, scenario, controller):
         if os.path.exists(f):
             cpu[name] = float(open(f).read().split()[1])
     writes = {}
+    # Workload status writes (the runner's finishes and evictions, the controller's admissions and
+    # conditions): the apiserver's total and count of their latencies.
+    status_latency = {"sum": 0.0, "count": 0.0}
     f = os.path.join(d, "apiserver.requests")
     if os.path.exists(f):
         for line in open(f):
+            metric = line[:line.index("{")]
             labels = dict(kv.split("=", 1) for kv in line[line.index("{") + 1:line.index("}")].replace('"', "").split(","))
-            if labels.get("verb") in ("POST", "PUT", "PATCH", "APPLY", "DELETE") and labels.get("group") == "kueue.x-k8s.io":
+            if labels.get("verb") not in ("POST", "PUT", "PATCH", "APPLY", "DELETE") or labels.get("group") != "kueue.x-k8s.io":
+                continue
+            value = float(line.split()[-1])
+            if metric == "apiserver_request_total":
                 key = labels.get("resource", "") + ("/" + labels["subresource"] if labels.get("subresource") else "") + " " + labels["verb"]
-                writes[key] = writes.get(key, 0) + int(float(line.split()[-1]))
+                writes[key] = writes.get(key, 0) + int(value)
+            elif labels.get("resource") == "workloads" and labels.get("subresource") == "status":
+                status_latency[metric.rsplit("_", 1)[1]] += value
+    # How long after seeing a workload admitted the runner saw it finished, beyond its run time:
+    # the time its quota stayed held waiting for the runner's finish write (its reconcilers'
+    # queue, the write's round trip and the watch).
+    lags = {}
+    for r in rows:
+        if int(r["ms to finish"]) > 0 and int(r["num evictions"]) == 0:
+            lag = int(r["ms to finish"]) - int(r["ms to admitted"]) - runtimes_ms.get(r["class name"], 0)
+            lags.setdefault(r["class name"], []).append(lag / 1000.0)
     own_peak = None  # rota logs its own VmHWM when it stops
     log = os.path.join(d, "rota.log")
     if os.path.exists(log):
@@ -57,6 +110,9 @@ def load(out, scenario, controller):
         "etcdCpuSeconds": cpu.get("etcd", 0.0),
         "runnerCpuSeconds": cpu.get("runner"),
         "kueueApiWrites": writes,
+        "workloadStatusWriteLatencyMs": 1000.0 * status_latency["sum"] / status_latency["count"] if status_latency["count"] else None,
+        "finishLagSeconds": {c: sum(v) / len(v) for c, v in lags.items()},
+        "runnerFinishing": runner_finishing(os.path.join(d, "runner.log")),
         "wallSeconds": stats["wallMs"] / 1000.0,
         "avgTimeToAdmissionSeconds": {c: classes[c]["averageTimeToAdmissionMs"] / 1000.0 for c in ("small", "medium", "large") if c in classes},
         "evictions": sum(v["totalEvictions"] for v in classes.values()),
@@ -79,7 +135,8 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("controllers", nargs="+")
     a = ap.parse_args()
-    res = {c: load(a.out, a.scenario, c) for c in a.controllers}
+    runtimes = class_runtimes_ms(a.config)
+    res = {c: load(a.out, a.scenario, c, runtimes) for c in a.controllers}
     floor = packing_floor_seconds(a.config)
     report = {"scenario": a.scenario, "packingFloorSeconds": floor, "results": res}
 
@@ -95,6 +152,12 @@ def main():
                 ("etcd CPU (s)", lambda r: r["etcdCpuSeconds"]),
                 ("Kueue's runner CPU (s)", lambda r: r.get("runnerCpuSeconds")),
                 ("writes to kueue.x-k8s.io objects", lambda r: sum(r["kueueApiWrites"].values())),
+                ("Workload status write at the apiserver, mean (ms)", lambda r: r.get("workloadStatusWriteLatencyMs")),
+    ]
+    for c in ("small", "medium", "large"):
+        metrics.append((f"runner's finish after the run time, {c} (s)", lambda r, c=c: r["finishLagSeconds"].get(c)))
+    metrics += [("runner's finishing reconcile, mean (ms; BENCH_RUNNER_TRACE=1)", lambda r: (r["runnerFinishing"] or {}).get("meanMs")),
+                ("runner's finishing ceiling (workloads/s; BENCH_RUNNER_TRACE=1)", lambda r: (r["runnerFinishing"] or {}).get("ceilingPerSecond")),
                 ("workloads not finished (as the runner recorded them)", lambda r: r["unfinished"]),
                 ("workload events the runner's recorder dropped", lambda r: r["runnerDroppedWorkloadEvents"])]
     cols = list(a.controllers)
