@@ -54,6 +54,7 @@ EventRecorder::~EventRecorder() {
     queue_.clear();
   }
   queue_cv_.notify_all();
+  stop_cv_.notify_all();
   if (pipeline_) pipeline_->Wake();
   if (sender_.joinable()) sender_.join();
 }
@@ -121,7 +122,14 @@ void EventRecorder::Send() {
         if (due >= kRound) break;
       }
     }
-    if (due > Clock::Duration::zero()) clock.SleepFor(due);
+    if (due > Clock::Duration::zero()) {
+      // The round waits for its tokens, but the recorder's destruction does not wait for them
+      // (at a low `qps` that would be up to a second per token).
+      std::unique_lock<std::mutex> l(queue_mu_);
+      const Clock::TimePoint until = clock.Now() + due;
+      while (!stopping_ && clock.Now() < until) clock.WaitUntil(stop_cv_, l, until);
+      if (stopping_) return;
+    }
     for (const Queued& q : round) {
       Write w = Decide(q.object, q.type, q.reason, q.message);
       if (w.kind == Write::Kind::kCreate) {

@@ -95,7 +95,8 @@ def load(out, scenario, controller, runtimes_ms):
     # queue, the write's round trip and the watch).
     lags = {}
     for r in rows:
-        if int(r["ms to finish"]) > 0 and int(r["num evictions"]) == 0:
+        # (Both times seen: when the runner's recorder dropped an event, its time reads 0.)
+        if int(r["ms to admitted"]) > 0 and int(r["ms to finish"]) > 0 and int(r["num evictions"]) == 0:
             lag = int(r["ms to finish"]) - int(r["ms to admitted"]) - runtimes_ms.get(r["class name"], 0)
             lags.setdefault(r["class name"], []).append(lag / 1000.0)
     own_peak = None  # rota logs its own VmHWM when it stops

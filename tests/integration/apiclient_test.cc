@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -470,6 +471,29 @@ TEST_F(ApiClientTest, PostedEventsAreWrittenTogetherAndARepeatCountsOnTheEventBe
   want["w0"] = 3;  // one Event, counted up
   EXPECT_EQ(counts, want);
   EXPECT_EQ(recorder.dropped(), 0u);
+}
+
+TEST_F(ApiClientTest, ARecorderBeingDestroyedDoesNotWaitForItsRateLimit) {
+  // One Event a second at most, on a clock that never moves by itself: the second Event's token
+  // is never due, so the sender waits for it until the recorder goes.
+  FakeClock clock;
+  auto client = Client::Create(config_, clock);
+  ASSERT_TRUE(client.ok()) << client.status().message();
+  EventLimits limits;
+  limits.qps = 1;
+  limits.burst = 1;
+  auto recorder = std::make_unique<EventRecorder>(**client, "rota-test", limits);
+  for (const char* name : {"first", "second"}) {
+    ASSERT_TRUE(recorder->Post({"kueue.x-k8s.io/v1beta2", "Workload", ns(), name, std::string("uid-") + name}, "Normal",
+                               "Admitted", "Admitted by ClusterQueue team-a"));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (clock.Waiters() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  ASSERT_GE(clock.Waiters(), 1) << "the sender never waited for the second Event's token";
+  auto destroyed = std::async(std::launch::async, [&] { recorder.reset(); });
+  const bool returned = destroyed.wait_for(20s) == std::future_status::ready;
+  EXPECT_TRUE(returned) << "the destructor waited for a token the clock never gives";
+  if (!returned) clock.Advance(std::chrono::hours(1));  // (lets it finish, so that the test can end)
 }
 
 TEST_F(ApiClientTest, EventsOfManyObjectsAreRememberedOnlyUpToTheLimit) {

@@ -50,7 +50,8 @@ struct EventLimits {
 class EventRecorder {
  public:
   EventRecorder(Client& client, std::string component, EventLimits limits = {});
-  // Stops the sender; events still queued, or not yet answered, are dropped.
+  // Stops the sender at once (it does not wait for its rate limit); events still queued, or not
+  // yet answered, are dropped.
   ~EventRecorder();
 
   // `type` is "Normal" or "Warning"; `reason` a CamelCase word; `message` a sentence.
@@ -108,6 +109,9 @@ class EventRecorder {
 
   mutable std::mutex queue_mu_;
   std::condition_variable queue_cv_;
+  // Notified only when the recorder is destroyed: ends the sender's wait for its rate limit's
+  // tokens (Post()s do not wake that wait).
+  std::condition_variable stop_cv_;
   std::deque<Queued> queue_;
   std::unique_ptr<Client::Pipeline> pipeline_;  // the sender's; made with it
   std::thread sender_;
