@@ -124,7 +124,7 @@ void EventRecorder::Send() {
     }
     if (due > Clock::Duration::zero()) {
       // The round waits for its tokens, but the recorder's destruction does not wait for them
-      // (at a low `qps` that would be up to a second per token).
+      // (at a low `qps` that would be 1/qps per token).
       std::unique_lock<std::mutex> l(queue_mu_);
       const Clock::TimePoint until = clock.Now() + due;
       while (!stopping_ && clock.Now() < until) clock.WaitUntil(stop_cv_, l, until);

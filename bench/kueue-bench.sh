@@ -64,8 +64,9 @@ for scenario in "${scenarios[@]}"; do
     trap 'pkill -s $runner 2>/dev/null || true' EXIT INT TERM
     # Where the time goes: the CPU time of the runner itself (its workload generator and
     # finisher share the machine) and of its kube-apiserver and etcd, and the apiserver's request
-    # counters and the sum and count of its request latencies, sampled until the runner stops them. BENCH_APISERVER_PROFILE=N also takes an
-    # N-second CPU profile of the apiserver (pprof) a minute into the run.
+    # counters and the sum and count of its request latencies, sampled until the runner stops
+    # them. BENCH_APISERVER_PROFILE=N also takes an N-second CPU profile of the apiserver (pprof)
+    # a minute into the run.
     (
       if [[ -n ${BENCH_APISERVER_PROFILE:-} ]]; then
         (sleep 60 && "$K8S_BIN/kubectl" --kubeconfig "$dir/kubeconfig" get --raw \

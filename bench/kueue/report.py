@@ -49,7 +49,10 @@ def runner_finishing(path):
         if len(rid) < 2:
             continue
         rid = rid[1].split('"', 1)[0]
-        t = datetime.datetime.fromisoformat(f[0][:26]).timestamp()
+        try:
+            t = datetime.datetime.fromisoformat(f[0][:26].rstrip("Z")).timestamp()
+        except ValueError:
+            continue  # (not one of zap's time stamps)
         if f[3].startswith("Reconciling"):
             started[rid] = t
         elif f[3].startswith("Finish Workload") and rid in started:
@@ -153,8 +156,7 @@ def main():
                 ("etcd CPU (s)", lambda r: r["etcdCpuSeconds"]),
                 ("Kueue's runner CPU (s)", lambda r: r.get("runnerCpuSeconds")),
                 ("writes to kueue.x-k8s.io objects", lambda r: sum(r["kueueApiWrites"].values())),
-                ("Workload status write at the apiserver, mean (ms)", lambda r: r.get("workloadStatusWriteLatencyMs")),
-    ]
+                ("Workload status write at the apiserver, mean (ms)", lambda r: r.get("workloadStatusWriteLatencyMs"))]
     for c in ("small", "medium", "large"):
         metrics.append((f"runner's finish after the run time, {c} (s)", lambda r, c=c: r["finishLagSeconds"].get(c)))
     metrics += [("runner's finishing reconcile, mean (ms; BENCH_RUNNER_TRACE=1)", lambda r: (r["runnerFinishing"] or {}).get("meanMs")),
