@@ -8,10 +8,9 @@ import argparse, csv, datetime, glob, json, os, sys
 import yaml
 
 
-def packing_floor_seconds(config):
+def packing_floor_seconds(gen):
     """The least wall time any scheduler could need: per cohort, the work (request x run time) over
-    the cohort's nominal quota; the slowest cohort bounds the run."""
-    gen = yaml.safe_load(open(config))
+    the cohort's nominal quota; the slowest cohort bounds the run. `gen`: the generator config."""
     floor = 0.0
     for cohort in gen["cohorts"]:
         work = quota = 0
@@ -24,9 +23,8 @@ def packing_floor_seconds(config):
     return floor
 
 
-def class_runtimes_ms(config):
+def class_runtimes_ms(gen):
     """Each workload class's run time, as the generator labels its workloads."""
-    gen = yaml.safe_load(open(config))
     return {w["className"]: w["runtimeMs"] for cohort in gen["cohorts"] for qs in cohort["queuesSets"]
             for ws in qs["workloadsSets"] for w in ws["workloads"]}
 
@@ -139,9 +137,10 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("controllers", nargs="+")
     a = ap.parse_args()
-    runtimes = class_runtimes_ms(a.config)
+    gen = yaml.safe_load(open(a.config))
+    runtimes = class_runtimes_ms(gen)
     res = {c: load(a.out, a.scenario, c, runtimes) for c in a.controllers}
-    floor = packing_floor_seconds(a.config)
+    floor = packing_floor_seconds(gen)
     report = {"scenario": a.scenario, "packingFloorSeconds": floor, "results": res}
 
     metrics = [("wall time (s)", lambda r: r["wallSeconds"])]
