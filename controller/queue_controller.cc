@@ -308,6 +308,18 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
     h.on_delete = notify;
     return h;
   };
+  // A queue whose status alone changed (rota's own queue status coming back, mostly) changes no
+  // decision: its generation, labels and annotations are as they were.
+  auto queue_handlers = [&](auto* tag) {
+    auto h = handlers(tag);
+    h.on_update = [this](const auto& old, const auto& now) {
+      const api::ObjectMeta &a = old.metadata, &b = now.metadata;
+      const bool status_only = a.generation && a.generation == b.generation && a.labels == b.labels &&
+                               a.annotations == b.annotations && a.deletion_timestamp == b.deletion_timestamp;
+      MarkDirty(!status_only);
+    };
+    return h;
+  };
   flavors_ = std::make_unique<apiclient::Informer<api::ResourceFlavor>>(
       client_, r::kResourceFlavors, "", api::DecodeObject<api::ResourceFlavor>,
       handlers(static_cast<api::ResourceFlavor*>(nullptr)), options);
@@ -315,22 +327,23 @@ QueueController::QueueController(apiclient::Client& client, RunConfig config, Lo
       client_, r::kCohorts, "", api::DecodeObject<api::Cohort>, handlers(static_cast<api::Cohort*>(nullptr)), options);
   cluster_queues_ = std::make_unique<apiclient::Informer<api::ClusterQueue>>(
       client_, r::kClusterQueues, "", api::DecodeObject<api::ClusterQueue>,
-      handlers(static_cast<api::ClusterQueue*>(nullptr)), options);
+      queue_handlers(static_cast<api::ClusterQueue*>(nullptr)), options);
   local_queues_ = std::make_unique<apiclient::Informer<api::LocalQueue>>(
       client_, r::kLocalQueues, "", api::DecodeObject<api::LocalQueue>,
-      handlers(static_cast<api::LocalQueue*>(nullptr)), options);
+      queue_handlers(static_cast<api::LocalQueue*>(nullptr)), options);
   priority_classes_ = std::make_unique<apiclient::Informer<api::WorkloadPriorityClass>>(
       client_, r::kWorkloadPriorityClasses, "", api::DecodeObject<api::WorkloadPriorityClass>,
       handlers(static_cast<api::WorkloadPriorityClass*>(nullptr)), options);
   // Workload changes also go to the listener (the Job integration follows its Workloads).
   apiclient::Informer<api::Workload>::Handlers workload_handlers;
-  auto tell = [this](const api::Workload& w) {
-    MarkDirty();
+  // A Workload that finished or went away frees quota, which matters only to pending workloads.
+  auto tell = [this](const api::Workload& w, bool urgent) {
+    MarkDirty(urgent);
     if (workload_listener_) workload_listener_(w);
   };
-  workload_handlers.on_add = tell;
-  workload_handlers.on_update = [tell](const api::Workload&, const api::Workload& w) { tell(w); };
-  workload_handlers.on_delete = tell;
+  workload_handlers.on_add = [tell](const api::Workload& w) { tell(w, !IsFinished(w)); };
+  workload_handlers.on_update = [tell](const api::Workload&, const api::Workload& w) { tell(w, !IsFinished(w)); };
+  workload_handlers.on_delete = [tell](const api::Workload& w) { tell(w, false); };
   workloads_ = std::make_unique<apiclient::Informer<api::Workload>>(
       client_, r::kWorkloads, "",
       [this](Json& j) -> Result<std::shared_ptr<const api::Workload>> {
@@ -423,9 +436,10 @@ void QueueController::WakeAt(std::chrono::steady_clock::time_point due) {
   if (!wake_at_ || due < *wake_at_) wake_at_ = due;
 }
 
-void QueueController::MarkDirty() {
+void QueueController::MarkDirty(bool urgent) {
   std::lock_guard<std::mutex> l(mu_);
   dirty_ = true;
+  urgent_ = urgent_ || urgent;
   cv_.notify_all();
 }
 
@@ -452,6 +466,7 @@ void QueueController::Run(const std::atomic<bool>& stop) {
   auto last_pass = std::chrono::steady_clock::now();
   auto last_pass_start = last_pass;
   while (!stop) {
+    bool idle_wake = false;
     {
       std::unique_lock<std::mutex> l(mu_);
       // A pass at least every few seconds retries failed writes even without new events; `stop`
@@ -464,20 +479,33 @@ void QueueController::Run(const std::atomic<bool>& stop) {
       if (const auto held = NextHeldQueueStatus(last_pass_start); held && *held + kQueueStatusSlack < deadline) {
         deadline = *held + kQueueStatusSlack;
       }
-      while (!dirty_ && !stop && std::chrono::steady_clock::now() < deadline) {
-        cv_.wait_for(l, std::chrono::milliseconds(200));
+      // With no workload waiting for quota, changes that cannot make a decision (workloads
+      // finishing) wait for kIdlePassInterval: in Kueue's large-scale scenario, once every workload was admitted,
+      // the runner took 85 s to finish them, and the loop made a pass every 0.45 s meanwhile
+      // (36 ms each, over the thousands of workloads still running) that only updated counts.
+      constexpr auto kIdlePassInterval = std::chrono::seconds(1);
+      for (;;) {
+        auto until = deadline;
+        if (dirty_ && (urgent_ || !last_pass_idle_)) break;
+        if (dirty_ && last_pass + kIdlePassInterval < until) until = last_pass + kIdlePassInterval;
+        const auto now = std::chrono::steady_clock::now();
+        if (stop || now >= until) break;
+        cv_.wait_for(l, std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(200), until - now));
       }
       if (stop) break;
+      idle_wake = !urgent_ && last_pass_idle_;
       dirty_ = false;
+      urgent_ = false;
       wake_at_.reset();
     }
-    // Let a burst of events settle into one pass.
-    const auto wait = BatchWait(config_.batch_period, last_pass_cpu_, config_.cpu_share);
+    // Let a burst of events settle into one pass (after an idle wait they have had a second).
+    const auto wait = idle_wake ? std::chrono::nanoseconds(0) : BatchWait(config_.batch_period, last_pass_cpu_, config_.cpu_share);
     if (metrics_) {
       metrics_->Set("rota_scheduling_batch_seconds", {}, std::chrono::duration<double>(wait).count());
       metrics_->Set("rota_scheduling_pass_cpu_seconds", {}, std::chrono::duration<double>(last_pass_cpu_).count());
     }
     std::this_thread::sleep_for(wait);
+    batch_waited_ = wait;
     // Backpressure: the next pass waits until at most kPassLowWater of the last one's admissions
     // and evictions wait in the writer (the writer sends those while the pass runs). Deciding far
     // ahead of what the apiserver has accepted only piles up decisions on assumptions (and, in a
@@ -486,7 +514,8 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     // apiserver thousands of queue writes would otherwise hold every pass for a minute. Pending
     // reasons are not waited for.
     constexpr size_t kPassLowWater = 100;
-    const auto queue_wait_end = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    const auto writer_wait_start = std::chrono::steady_clock::now();
+    const auto queue_wait_end = writer_wait_start + std::chrono::seconds(1);
     while (!stop && (writer_->Queued(StatusWriter::kAdmission) > kPassLowWater ||
                      (writer_->Queued(StatusWriter::kQueueStatus) > 0 && std::chrono::steady_clock::now() < queue_wait_end))) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -494,6 +523,7 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     // (Thread CPU: what a pass costs, whatever else shares the machine.)
     const auto cpu_before = apiclient::ThisThreadCpu();
     last_pass_start = std::chrono::steady_clock::now();
+    writer_waited_ = last_pass_start - writer_wait_start;
     Pass();
     last_pass_cpu_ = apiclient::ThisThreadCpu() - cpu_before;
     last_pass = std::chrono::steady_clock::now();
@@ -523,6 +553,7 @@ std::chrono::nanoseconds BatchWait(std::chrono::milliseconds batch_period, std::
 
 void QueueController::Pass() {
   const auto pass_start = std::chrono::steady_clock::now();
+  last_pass_idle_ = false;  // (until this pass has shown it: a pass that stops early is not idle)
   api::ClusterState state;
   state.fair_sharing = config_.fair_sharing;
   state.keep_going = true;  // one Workload rota cannot read must not stop every admission
@@ -1017,6 +1048,22 @@ void QueueController::Pass() {
   for (const auto& p : d.preempted) {
     log_("info", "preempted " + p.workload + " for " + p.preemptor + " (" + admission::ToString(p.reason) + ")");
   }
+  // Idle: no workload waits for quota (those pending for another reason, such as a flavor that
+  // does not exist or more than the quota can ever give, wait for a change of spec, which is
+  // urgent) and the pass decided nothing.
+  size_t waiting = 0;
+  for (const auto& p : d.pending) waiting += p.reason == "WaitingForQuota";
+  last_pass_idle_ = waiting == 0 && d.admitted.empty() && d.preempted.empty() && deferred == 0 && drained.empty();
+  // What the pass did and what it waited for, for whoever wants to know why work waits (debug).
+  auto ms = [](auto d) { return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()); };
+  log_("debug", "pass " + std::to_string(pass_number) + ": " + std::to_string(d.admitted.size()) + " admitted, " +
+                    std::to_string(d.preempted.size()) + " preempted, " + std::to_string(deferred) +
+                    " left to the next pass, " + std::to_string(d.pending.size()) + " pending (" + std::to_string(waiting) +
+                    " waiting for quota), " + std::to_string(assumed_.size()) + " writes not seen back yet, " +
+                    std::to_string(pending_writes.size()) + " pending reasons, " + std::to_string(queue_writes.size()) +
+                    " queue statuses; after " + ms(batch_waited_) + " ms of batch and " + ms(writer_waited_) +
+                    " ms waiting for the writer; took " +
+                    ms(std::chrono::steady_clock::now() - pass_start) + " ms");
   std::lock_guard<std::mutex> l(mu_);
   ++stats_.passes;
   stats_.admitted += static_cast<int64_t>(d.admitted.size());

@@ -109,7 +109,11 @@ class QueueController {
   void ExportWriterMetrics();
 
  private:
-  void MarkDirty();
+  // Marks the loop dirty. A change that is not `urgent` cannot give a pass anything to decide
+  // while no workload waits for quota (a workload finishing or going away, a queue's own status):
+  // after a pass that found none waiting and decided nothing, such changes wait up to
+  // kIdlePassInterval for their pass, which then only brings queue status and gauges up to date.
+  void MarkDirty(bool urgent = true);
   void Pass();
   // A queue's workloads once a pass's decisions are applied: what its status and gauges show.
   // Views point into the kept snapshot, unchanged for the rest of the pass.
@@ -268,11 +272,15 @@ class QueueController {
   std::vector<const std::pair<std::string, std::string>*> usage_keys_;          // by number: its key there
   static constexpr size_t kMaxUsageKeys = 4096;  // beyond this many, the table starts again
   std::chrono::nanoseconds last_pass_cpu_{0};  // CPU time of the last pass (Run's thread only)
+  // Before this pass (Run's thread only): the batch it waited for, and then its wait for the writer.
+  std::chrono::nanoseconds batch_waited_{0}, writer_waited_{0};
 
   mutable std::mutex mu_;
   std::optional<std::chrono::steady_clock::time_point> wake_at_;  // guarded by mu_
   std::condition_variable cv_;
   bool dirty_ = false;
+  bool urgent_ = false;  // guarded by mu_: a change since the last pass was urgent (MarkDirty)
+  bool last_pass_idle_ = false;  // the last pass found none waiting for quota, decided nothing (Run's thread)
   Stats stats_;
 
   // Sends the status the passes decide, off the loop. Declared last, so destroyed (its threads

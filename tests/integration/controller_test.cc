@@ -255,6 +255,70 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
   DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
 }
 
+// The passes rota has made, from its metrics (one admission attempt is observed per pass).
+int64_t PassesMade(const std::string& metrics) {
+  int64_t passes = 0;
+  std::istringstream in(metrics);
+  for (std::string l; std::getline(in, l);) {
+    if (l.rfind("kueue_admission_attempt_duration_seconds_count{", 0) == 0) passes += std::stoll(l.substr(l.rfind(' ') + 1));
+  }
+  return passes;
+}
+
+// A cluster where no workload waits for quota, whose running workloads finish one after another
+// (the end of a busy day, or of Kueue's benchmark), has nothing for the scheduler to decide:
+// their passes come at most about once a second instead of one per finish, and the queue still
+// shows the drained state. A workload that can never fit (more GPUs than the queue has) does not
+// wait for quota. Work that arrives meanwhile is admitted as ever.
+TEST_F(ControllerTest, WhileNothingWaitsFinishingWorkloadsDoNotMakeAPassEach) {
+  const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
+  MakeGpuQueue(flavor, cq, 10);
+  if (HasFatalFailure()) return;
+  StartRota();
+  constexpr int kWorkloads = 10;
+  for (int i = 0; i < kWorkloads; ++i) ASSERT_TRUE(kubectl().Apply(Workload("w" + std::to_string(i), 1), ns()).ok());
+  ASSERT_TRUE(kubectl().Apply(Workload("huge", 100), ns()).ok());
+  ASSERT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"clusterqueue", cq}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}") ==
+           std::to_string(kWorkloads) + "/1";
+  }, 60s)) << Log();
+  ASSERT_TRUE(Eventually([&] { return Condition("huge", "QuotaReserved", "reason") == "ExceedsMaxQuota"; }, 30s))
+      << Status("huge", "{.status}");
+  std::this_thread::sleep_for(2s);  // the admissions' own passes and echoes are over
+
+  auto cfg = apiclient::LoadKubeconfig(KubeconfigFromEnv());
+  ASSERT_TRUE(cfg.ok());
+  auto client = apiclient::Client::Create(*cfg);
+  ASSERT_TRUE(client.ok());
+  const int64_t before = PassesMade(Http(metrics_port_, "/metrics"));
+  const auto start = std::chrono::steady_clock::now();
+  // One finishes every 200 ms, as a job controller would mark them.
+  apiclient::PatchOptions status;
+  status.subresource = "status";
+  const apiclient::Json finished = apiclient::Json::parse(
+      R"({"status":{"conditions":[{"type":"Finished","status":"True","reason":"Succeeded","message":"done","lastTransitionTime":"2026-11-22T00:00:00Z"}]}})");
+  for (int i = 0; i < kWorkloads; ++i) {
+    auto r = (*client)->Patch(apiclient::resources::kWorkloads, ns(), "w" + std::to_string(i), apiclient::PatchType::kMerge,
+                              finished, status);
+    ASSERT_TRUE(r.ok()) << r.error().ToString();
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_TRUE(Eventually([&] {
+    return kubectl().JsonPath({"clusterqueue", cq}, "{.status.reservingWorkloads}/{.status.pendingWorkloads}") == "0/1";
+  }, 30s)) << kubectl().JsonPath({"clusterqueue", cq}, "{.status}");
+  std::this_thread::sleep_for(2s);  // and whatever passes the last status brings
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const int64_t passes = PassesMade(Http(metrics_port_, "/metrics")) - before;
+  // About one a second (at most one more for the drained queue's status coming back), against a
+  // pass per finish and another per queue status before.
+  EXPECT_LE(static_cast<double>(passes), seconds + 2) << passes << " passes in " << seconds << " s\n" << Log();
+
+  // A new workload is still admitted.
+  ASSERT_TRUE(kubectl().Apply(Workload("late", 1), ns()).ok());
+  ASSERT_TRUE(Eventually([&] { return Condition("late", "Admitted") == "True"; }, 30s)) << Log();
+  DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
+}
+
 std::string JobManifest(const std::string& name, const std::string& labels, int pods, int gpus_each,
                         const std::string& complete_after, bool suspend = true) {
   std::string annotations = complete_after.empty()
