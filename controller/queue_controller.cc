@@ -480,9 +480,10 @@ void QueueController::Run(const std::atomic<bool>& stop) {
         deadline = *held + kQueueStatusSlack;
       }
       // With no workload waiting for quota, changes that cannot make a decision (workloads
-      // finishing) wait for kIdlePassInterval: in Kueue's large-scale scenario, once every workload was admitted,
-      // the runner took 85 s to finish them, and the loop made a pass every 0.45 s meanwhile
-      // (36 ms each, over the thousands of workloads still running) that only updated counts.
+      // finishing) wait for kIdlePassInterval: in Kueue's large-scale scenario, once every
+      // workload was admitted, the runner took 85 s to finish them, and the loop made a pass
+      // every 0.45 s meanwhile (36 ms each, over the thousands of workloads still running) that
+      // only updated counts.
       constexpr auto kIdlePassInterval = std::chrono::seconds(1);
       for (;;) {
         auto until = deadline;
@@ -831,7 +832,11 @@ void QueueController::Pass() {
   // The pass's reason for each pending workload, by its index: 1 waiting for quota, 2 any other
   // (0: not among the pending decisions, such as a victim of this pass).
   std::vector<uint8_t> pending_kind(snapshot.workloads.size(), 0);
-  for (const auto& p : d.pending) pending_kind[p.index] = p.reason == "WaitingForQuota" ? 1 : 2;
+  size_t waiting = 0;  // (all of them: whether the pass was idle, below)
+  for (const auto& p : d.pending) {
+    pending_kind[p.index] = p.reason == "WaitingForQuota" ? 1 : 2;
+    waiting += pending_kind[p.index] == 1;
+  }
   // By name; the views point into the kept snapshot, the builder's queue names and
   // usage_key_numbers_, which stay as they are for the rest of the pass. Workloads are counted by
   // their queues' numbers first (see SnapshotBuilder::QueueNumbers), and by name after, per queue;
@@ -1051,8 +1056,6 @@ void QueueController::Pass() {
   // Idle: no workload waits for quota (those pending for another reason, such as a flavor that
   // does not exist or more than the quota can ever give, wait for a change of spec, which is
   // urgent) and the pass decided nothing.
-  size_t waiting = 0;
-  for (const auto& p : d.pending) waiting += p.reason == "WaitingForQuota";
   last_pass_idle_ = waiting == 0 && d.admitted.empty() && d.preempted.empty() && deferred == 0 && drained.empty();
   // What the pass did and what it waited for, for whoever wants to know why work waits (debug).
   auto ms = [](auto d) { return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()); };
