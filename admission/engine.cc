@@ -235,7 +235,8 @@ class Scheduler {
  public:
   // With `buffers`, the pass's per-workload arrays are those of the last pass in the workspace
   // (emptied, their memory kept), and go back to it when the pass is done.
-  explicit Scheduler(const Snapshot& s, Workspace::Buffers* buffers = nullptr) : snap_(s), buffers_(buffers) {
+  explicit Scheduler(const Snapshot& s, Workspace::Buffers* buffers = nullptr, ScheduleLimits limits = {})
+      : snap_(s), buffers_(buffers), limits_(limits) {
     if (!buffers_) return;
     Borrow(by_index_, buffers_->by_index);
     Borrow(wls_, buffers_->wls);
@@ -295,8 +296,14 @@ class Scheduler {
   // Whether the snapshot's `order` names every workload once (and can stand for the sort).
   bool GivenOrderUsable() const;
 
+  // The pass has made as many changes as its limits allow: it considers no more workloads.
+  bool AtLimit() const {
+    return limits_.max_changes > 0 && out_.admitted.size() + out_.preempted.size() >= limits_.max_changes;
+  }
+
   const Snapshot& snap_;
   Workspace::Buffers* buffers_;
+  const ScheduleLimits limits_;
   Decisions out_;
   std::unordered_map<std::string, int> flavor_index_;
   std::vector<const FlavorSpec*> flavor_specs_;  // by index
@@ -313,6 +320,7 @@ class Scheduler {
   std::vector<Workload> wls_;
   std::vector<Workload> by_index_;  // (Run's first layout, in the snapshot's order)
   std::vector<int> pending_;  // indices into wls_, in scheduling order (so ascending)
+  std::vector<char> considered_;  // per workload, under a change limit: see Run
   Assignment unshaped_;       // CachedAssign's result for a workload without a shape
   std::vector<std::string_view> pending_reason_, pending_message_;  // per workload: see PendingDecision
   // Keeps a text for the pending decisions to point to.
@@ -967,6 +975,7 @@ void Scheduler::AdmitWithinNominal() {
   // second round too, so that nothing overtakes it within its queue.
   std::vector<char> stopped(cqs_.size(), 0);
   for (int wi : pending_) {
+    if (AtLimit()) return;
     Workload& w = wls_[wi];
     if (w.inadmissible || w.cq < 0) continue;
     const int ci = cq_of_node_.at(w.cq);
@@ -1116,7 +1125,12 @@ Decisions Scheduler::Run() {
   pending_reason_.resize(wls_.size());
   pending_message_.resize(wls_.size());
 
+  // Whether each workload was considered (once the pass reaches its change limit, the rest are
+  // not; without a limit every one is).
+  std::vector<char>& considered = considered_;
+  considered.assign(limits_.max_changes > 0 ? wls_.size() : 0, 0);
   auto consider = [&](int wi) {
+    if (!considered.empty()) considered[static_cast<size_t>(wi)] = 1;
     Workload& w = wls_[wi];
     if (w.inadmissible) {
       pending_reason_[wi] = w.spec->inadmissible_reason;
@@ -1156,6 +1170,7 @@ Decisions Scheduler::Run() {
     // taken back by preemption.
     AdmitWithinNominal();
     for (int wi : pending_) {
+      if (AtLimit()) break;
       if (!wls_[wi].admitted) consider(wi);
     }
   } else {
@@ -1189,7 +1204,7 @@ Decisions Scheduler::Run() {
       heads.push({share, wi, pos, node});
     };
     for (const auto& [node, list] : by_cq) push(node, 0);
-    while (!heads.empty()) {
+    while (!heads.empty() && !AtLimit()) {
       Head h = heads.top();
       heads.pop();
       consider(h.wl);
@@ -1203,6 +1218,10 @@ Decisions Scheduler::Run() {
   for (int wi : pending_) {
     const Workload& w = wls_[wi];
     if (w.admitted) continue;
+    if (AtLimit() && !considered[static_cast<size_t>(wi)]) {
+      ++out_.not_considered;
+      continue;
+    }
     const int32_t position = w.cq < 0 ? -1 : queued[cq_of_node_.at(w.cq)]++;
     out_.pending.push_back({w.key, pending_reason_[wi], pending_message_[wi],
                             static_cast<size_t>(w.index), position});
@@ -1219,8 +1238,8 @@ Workspace::~Workspace() = default;
 
 void Workspace::Recycle(Decisions&& decisions) { GiveBack(buffers_->decisions, decisions.pending); }
 
-Decisions Schedule(const Snapshot& snapshot, Workspace& workspace) {
-  return Scheduler(snapshot, workspace.buffers_.get()).Run();
+Decisions Schedule(const Snapshot& snapshot, Workspace& workspace, const ScheduleLimits& limits) {
+  return Scheduler(snapshot, workspace.buffers_.get(), limits).Run();
 }
 
 uint32_t ShapeTable::Of(const WorkloadSpec& w) {

@@ -640,16 +640,20 @@ void QueueController::Pass() {
     w->inadmissible_message = "its eviction is being written";
   }
   const admission::Snapshot& snapshot = snapshot_builder_.snapshot();
-  admission::Decisions d = admission::Schedule(snapshot, workspace_);
   // A pass hands the writer at most kMaxChangesPerPass admissions and evictions, the first in
   // admission order (guaranteed quota first, then by priority); the rest are decided again by the
   // next pass, which runs once the writer is down to Run's kPassLowWater of these. On a busy
   // apiserver a pass of thousands takes minutes to write, and quota freed meanwhile would wait
   // for all of it before going to the highest-priority workload that needs it (in Kueue's
-  // large-scale scenario, passes of up to 8,000 changes ran 80-110 s apart).
+  // large-scale scenario, passes of up to 8,000 changes ran 80-110 s apart). The engine stops at
+  // the limit too: in that scenario's busiest minutes each pass found room for up to 9,400
+  // workloads, and deciding the 8,900 it would not hand over was most of the engine's work.
   constexpr size_t kMaxChangesPerPass = 500;
+  admission::Decisions d = admission::Schedule(snapshot, workspace_, admission::ScheduleLimits{kMaxChangesPerPass});
+  // (The last admission's victims may take the pass past the limit.)
   const size_t deferred = admission::KeepFirstAdmissions(d, kMaxChangesPerPass);
-  if (deferred > 0) MarkDirty();
+  const bool stopped_early = deferred > 0 || d.not_considered > 0;
+  if (stopped_early) MarkDirty();
   const double pass_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count();
 
   // The object each decision is about (the cache's, or our overlay of it).
@@ -811,6 +815,9 @@ void QueueController::Pass() {
     pending_writes.push_back({w.metadata.namespace_, w.metadata.name, workload_body(w, std::move(status)), std::nullopt});
     pending_written_[key] = {pass_start, std::string(p.reason), std::string(p.message)};
   }
+  // A pass that stopped at its limit did not reach every queue's head: the heads it did not
+  // reach keep the time they became heads.
+  if (d.not_considered > 0) heads.insert(heads_.begin(), heads_.end());
   heads_ = std::move(heads);
   for (auto it = pending_written_.begin(); it != pending_written_.end();) {
     it = object_of(it->first) ? std::next(it) : pending_written_.erase(it);
@@ -1056,12 +1063,13 @@ void QueueController::Pass() {
   // Idle: no workload waits for quota (those pending for another reason, such as a flavor that
   // does not exist or more than the quota can ever give, wait for a change of spec, which is
   // urgent) and the pass decided nothing.
-  last_pass_idle_ = waiting == 0 && d.admitted.empty() && d.preempted.empty() && deferred == 0 && drained.empty();
+  last_pass_idle_ = waiting == 0 && d.admitted.empty() && d.preempted.empty() && !stopped_early && drained.empty();
   // What the pass did and what it waited for, for whoever wants to know why work waits (debug).
   auto ms = [](auto d) { return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()); };
   log_("debug", "pass " + std::to_string(pass_number) + ": " + std::to_string(d.admitted.size()) + " admitted, " +
                     std::to_string(d.preempted.size()) + " preempted, " + std::to_string(deferred) +
-                    " left to the next pass, " + std::to_string(d.pending.size()) + " pending (" + std::to_string(waiting) +
+                    " admissions and " + std::to_string(d.not_considered) + " workloads left to the next pass, " +
+                    std::to_string(d.pending.size()) + " pending (" + std::to_string(waiting) +
                     " waiting for quota), " + std::to_string(assumed_.size()) + " writes not seen back yet, " +
                     std::to_string(pending_writes.size()) + " pending reasons, " + std::to_string(queue_writes.size()) +
                     " queue statuses; after " + ms(batch_waited_) + " ms of batch and " + ms(writer_waited_) +

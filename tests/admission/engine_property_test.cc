@@ -341,5 +341,47 @@ TEST(EnginePropertyTest, AGivenOrderStandsForTheSort) {
   EXPECT_GT(followed, 0);
 }
 
+// A pass with a change limit decides what a pass without one decides first: kept to the limit,
+// the two hand over the same admissions and evictions; every workload it considered and left
+// pending has the reason, message and place in its queue the full pass gives it; and every
+// pending workload is admitted, pending or counted as not considered.
+TEST(EnginePropertyTest, AChangeLimitStopsWhereKeepingTheFirstChangesWould) {
+  Workspace workspace;
+  int cut = 0;
+  for (uint32_t seed = 0; seed < 500; ++seed) {
+    Scenario sc = PartlyAdmitted(seed);
+    size_t pending_in = 0;
+    for (const auto& w : sc.snapshot.workloads) pending_in += !w.admission;
+    const Decisions full_ref = Schedule(sc.snapshot);
+    const size_t changes = full_ref.admitted.size() + full_ref.preempted.size();
+    std::map<std::string_view, const PendingDecision*> full_pending;
+    for (const auto& p : full_ref.pending) full_pending[p.workload] = &p;
+    for (size_t limit = 1; limit <= changes + 1; ++limit) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " limit " + std::to_string(limit));
+      Decisions limited = Schedule(sc.snapshot, workspace, ScheduleLimits{limit});
+      ASSERT_EQ(limited.admitted.size() + limited.pending.size() + limited.not_considered, pending_in);
+      for (const auto& p : limited.pending) {
+        auto it = full_pending.find(p.workload);
+        ASSERT_NE(it, full_pending.end()) << p.workload << " is pending only under the limit";
+        ASSERT_EQ(p.reason, it->second->reason) << p.workload;
+        ASSERT_EQ(p.message, it->second->message) << p.workload;
+        ASSERT_EQ(p.position, it->second->position) << p.workload;
+      }
+      if (limit <= changes) cut += limited.not_considered > 0;
+      Decisions full = Schedule(sc.snapshot);
+      KeepFirstAdmissions(full, limit);
+      KeepFirstAdmissions(limited, limit);
+      full.pending.clear();
+      limited.pending.clear();
+      ASSERT_EQ(Dump(limited), Dump(full));
+      workspace.Recycle(std::move(limited));
+    }
+    const Decisions unlimited = Schedule(sc.snapshot, workspace, ScheduleLimits{changes + 1});
+    ASSERT_EQ(unlimited.not_considered, 0u) << "seed " << seed;
+    ASSERT_EQ(Dump(unlimited), Dump(full_ref)) << "seed " << seed;
+  }
+  EXPECT_GT(cut, 100);  // the limits did stop passes short
+}
+
 }  // namespace
 }  // namespace rota::admission

@@ -67,8 +67,12 @@ struct Decisions {
   std::vector<AdmitDecision> admitted;     // newly admitted in this pass, in admission order
   std::vector<PreemptDecision> preempted;  // in the order they were chosen
   // Every pending workload not admitted, in scheduling order (priority, then creation time, then
-  // key): a queue's head comes first.
+  // key): a queue's head comes first. A pass that stopped at its change limit (ScheduleLimits)
+  // lists only the workloads it considered.
   std::vector<PendingDecision> pending;
+  // Pending workloads a pass that stopped at its change limit did not consider: neither admitted
+  // nor among `pending`. 0 when the pass went through them all.
+  size_t not_considered = 0;
   // The text the pending decisions' views point into (a deque: its strings stay where they are as
   // it grows, and when the Decisions are moved). A copy would point into the original's, so
   // Decisions move but do not copy.
@@ -79,6 +83,17 @@ struct Decisions {
   Decisions& operator=(Decisions&&) = default;
   Decisions(const Decisions&) = delete;
   Decisions& operator=(const Decisions&) = delete;
+};
+
+// What one pass may decide.
+struct ScheduleLimits {
+  // The pass stops considering workloads once its admissions and evictions together reach this
+  // many (0: no limit). What it decided up to there is what a pass without the limit decides
+  // first (a pass decides in admission order and never goes back on a decision), and the last
+  // admission may take the total past the limit by its victims; KeepFirstAdmissions trims to
+  // the limit. A controller whose writer takes a few hundred changes at a time spares the pass
+  // the thousands it would decide, hand over none of, and decide again next time.
+  size_t max_changes = 0;
 };
 
 // Runs one scheduling pass.
@@ -104,12 +119,13 @@ class Workspace {
   struct Buffers;  // (defined by the engine)
 
  private:
-  friend Decisions Schedule(const Snapshot& snapshot, Workspace& workspace);
+  friend Decisions Schedule(const Snapshot& snapshot, Workspace& workspace, const ScheduleLimits& limits);
   std::unique_ptr<Buffers> buffers_;
 };
 
-// Runs one scheduling pass in `workspace`'s memory; decides as Schedule(snapshot) does.
-Decisions Schedule(const Snapshot& snapshot, Workspace& workspace);
+// Runs one scheduling pass in `workspace`'s memory; decides as Schedule(snapshot) does, up to
+// `limits`.
+Decisions Schedule(const Snapshot& snapshot, Workspace& workspace, const ScheduleLimits& limits = {});
 
 // Gives workloads their WorkloadSpec::shape: one number per distinct shape, the same for as long
 // as the table lives, so a snapshot kept from pass to pass numbers a workload once. Holds one
