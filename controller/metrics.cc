@@ -107,6 +107,24 @@ void Metrics::ReplaceGaugeSeries(const std::vector<std::string>& gauges, const s
   }
 }
 
+std::vector<Metrics::GaugeSlot> Metrics::GaugeSlots(const std::vector<std::pair<const char*, Labels>>& series) {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<GaugeSlot> slots;
+  slots.reserve(series.size());
+  for (const auto& [gauge, labels] : series) {
+    auto& values = families_.at(gauge).values;
+    auto it = values.find(labels);
+    slots.push_back(it == values.end() ? nullptr : &it->second);
+  }
+  return slots;
+}
+
+void Metrics::SetGaugeValues(const std::vector<std::pair<GaugeSlot, double>>& values) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (const auto& [slot, v] : values)
+    if (slot) *slot = v;
+}
+
 void Metrics::Observe(const std::string& histogram, const Labels& labels, double v) {
   Observe(histogram, labels, std::vector<double>{v});
 }

@@ -25,6 +25,15 @@ class Metrics {
   // For gauges of many objects of which few change at a time.
   void ReplaceGaugeSeries(const std::vector<std::string>& gauges, const std::string& label,
                           const std::vector<std::string>& owners, GaugeValues series);
+  // Where a gauge series' value is kept: it stays valid until ReplaceGaugeSeries replaces or
+  // drops that series. For series set again and again (a queue's counts, every pass) without
+  // making and looking up their label sets each time.
+  using GaugeSlot = double*;
+  // The slots of the named series (gauge, labels), in order; nullptr for a series that does not
+  // exist.
+  std::vector<GaugeSlot> GaugeSlots(const std::vector<std::pair<const char*, Labels>>& series);
+  // Sets several series by their slots, at once as a scrape sees them.
+  void SetGaugeValues(const std::vector<std::pair<GaugeSlot, double>>& values);
   void Observe(const std::string& histogram, const Labels& labels, double v);
   // Many observations of one series at once.
   void Observe(const std::string& histogram, const Labels& labels, const std::vector<double>& values);

@@ -242,6 +242,9 @@ class QueueController {
     std::string version;
     int32_t waiting = 0, inadmissible = 0;
     QueueMemo counts;  // (its versions unused)
+    // Where the registry keeps the series that follow the counts (Record's order); valid until
+    // Record replaces the queue's series. Empty: the series are made again on the next change.
+    std::vector<Metrics::GaugeSlot> slots;
   };
   std::unordered_map<std::string, GaugeMemo> gauge_memo_;
   // Pending workloads: the pending condition last queued for writing, and when (by "ns/name").

@@ -37,6 +37,28 @@ TEST(MetricsTest, ReplacingSomeQueuesGaugesLeavesTheOthers) {
   EXPECT_TRUE(Has(text, R"(kueue_pending_workloads{cluster_queue="cq-1",status="active"} 4)")) << text;
 }
 
+// A queue whose spec is unchanged has its counts set through the slots of its series: the value
+// shows in the next scrape, and replacing another queue's series leaves the slots valid.
+TEST(MetricsTest, GaugeSlotsSetTheirSeriesUntilReplaced) {
+  Metrics m;
+  const Labels one = {{"cluster_queue", "cq-1"}, {"status", "active"}};
+  const Labels two = {{"cluster_queue", "cq-2"}, {"status", "active"}};
+  const std::vector<std::string> gauges = {"kueue_pending_workloads"};
+  m.ReplaceGaugeSeries(gauges, "cluster_queue", {"cq-1", "cq-2"}, {{"kueue_pending_workloads", {{one, 3}, {two, 5}}}});
+  const std::vector<Metrics::GaugeSlot> slots =
+      m.GaugeSlots({{"kueue_pending_workloads", one}, {"kueue_pending_workloads", {{"cluster_queue", "cq-3"}}}});
+  ASSERT_EQ(slots.size(), 2u);
+  ASSERT_NE(slots[0], nullptr);
+  EXPECT_EQ(slots[1], nullptr);  // no such series
+
+  m.ReplaceGaugeSeries(gauges, "cluster_queue", {"cq-2"}, {{"kueue_pending_workloads", {{two, 6}}}});
+  m.SetGaugeValues({{slots[0], 7}, {slots[1], 9}});  // (a null slot is skipped)
+  const std::string text = m.Render();
+  EXPECT_TRUE(Has(text, R"(kueue_pending_workloads{cluster_queue="cq-1",status="active"} 7)")) << text;
+  EXPECT_TRUE(Has(text, R"(kueue_pending_workloads{cluster_queue="cq-2",status="active"} 6)")) << text;
+  EXPECT_EQ(text.find(R"(cluster_queue="cq-3")"), std::string::npos) << text;
+}
+
 // A pass observes its admissions' waits per queue at once; the histogram counts each one, as
 // observing them one by one does.
 TEST(MetricsTest, ObservingManyAtOnceCountsEach) {

@@ -216,6 +216,11 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
            R"({"type":"Finished","status":"True","reason":"Succeeded","message":"done","lastTransitionTime":"2026-11-22T00:00:00Z"}]}})"});
   ASSERT_TRUE(finished.ok()) << finished.err;
   ASSERT_TRUE(Eventually([&] { return Condition("w3", "Admitted") == "True"; }, 60s)) << Log();
+  // The queue's gauges follow its counts (its spec unchanged): nothing waits, two are admitted.
+  for (const std::string& line : {"kueue_pending_workloads{cluster_queue=\"" + cq + "\",status=\"active\"} 0",
+                                  "kueue_admitted_active_workloads{cluster_queue=\"" + cq + "\"} 2"}) {
+    EXPECT_TRUE(Eventually([&] { return Http(metrics_port_, "/metrics").find(line) != std::string::npos; }, 30s)) << line;
+  }
 
   // A higher-priority workload needing all 4 GPUs preempts the two running ones.
   ASSERT_TRUE(kubectl().Apply(Workload("urgent", 4, 100), ns()).ok());
