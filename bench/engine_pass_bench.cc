@@ -7,6 +7,9 @@
 // LowerPriority / reclaim Any), each queue's nominal quota held by one admitted large workload,
 // and its 50 workloads of Kueue's classes waiting (35 small, 11 medium, 4 large): 50,000 pending,
 // none of which fits.
+//
+// Then a pass over free quota with and without the change limit `rota run` gives it
+// (admission::ScheduleLimits): 35,000 small workloads waiting, 20,000 of which fit.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -22,9 +25,8 @@ namespace {
 
 using namespace rota::admission;
 
-Snapshot BuildLargeScaleBacklog() {
-  Snapshot s = rota::bench::BuildKueueBacklog(10, 100, 35, 11, 4);
-  // As `rota run`'s snapshot builder hands it over: shapes numbered, scheduling order given.
+// As `rota run`'s snapshot builder hands a snapshot over: shapes numbered, scheduling order given.
+Snapshot AsHandedOver(Snapshot s) {
   ShapeTable shapes;
   for (WorkloadSpec& w : s.workloads) w.shape = shapes.Of(w);
   for (uint32_t i = 0; i < s.workloads.size(); ++i) s.order.push_back(i);
@@ -33,18 +35,15 @@ Snapshot BuildLargeScaleBacklog() {
   return s;
 }
 
+Snapshot BuildLargeScaleBacklog() { return AsHandedOver(rota::bench::BuildKueueBacklog(10, 100, 35, 11, 4)); }
+
 // The state of a large-scale run while the writer is the bottleneck: the runner has finished
 // what was admitted, the cohorts' quota is free, and 35,000 small workloads wait (35 per queue),
 // 20,000 of which fit. A pass decides them all; `rota run` hands its writer 500 (the change limit).
 Snapshot BuildLargeScaleFreeQuota() {
   Snapshot s = rota::bench::BuildKueueBacklog(10, 100, 35, 0, 0);
   std::erase_if(s.workloads, [](const WorkloadSpec& w) { return w.admission.has_value(); });
-  ShapeTable shapes;
-  for (WorkloadSpec& w : s.workloads) w.shape = shapes.Of(w);
-  for (uint32_t i = 0; i < s.workloads.size(); ++i) s.order.push_back(i);
-  std::sort(s.order.begin(), s.order.end(),
-            [&s](uint32_t a, uint32_t b) { return InSchedulingOrder(s.workloads[a], s.workloads[b]); });
-  return s;
+  return AsHandedOver(std::move(s));
 }
 
 long MinorFaults() {
