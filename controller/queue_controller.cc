@@ -1182,7 +1182,7 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
   std::vector<std::string> owners;
   std::vector<std::pair<Metrics::GaugeSlot, double>> by_slot;
   auto set = [&](const char* gauge, const Labels& labels, double v) { gauges[gauge][labels] = v; };
-  // The values of the series that follow a queue's counts, in the order of CountSeries below.
+  // The values of the series that follow a queue's counts, in the order of count_series below.
   auto count_values = [](const api::ClusterQueue& cq, const QueueCounts& c) {
     std::vector<double> v = {static_cast<double>(c.waiting), static_cast<double>(c.inadmissible),
                              static_cast<double>(c.admitted), static_cast<double>(c.admitted)};
