@@ -1216,7 +1216,9 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
     }
     return series;
   };
-  std::vector<const api::ClusterQueue*> remade;
+  // The queues whose series are made again, each with its count series (to find their slots once
+  // the registry holds them).
+  std::vector<std::pair<const api::ClusterQueue*, std::vector<std::pair<const char*, Labels>>>> remade;
   std::unordered_set<std::string_view> present;
   for (const auto& cq : state.cluster_queues) {
     const std::string& name = cq.metadata.name;
@@ -1240,8 +1242,7 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
     }
     gauge_memo_[name] = GaugeMemo{version, c.waiting, c.inadmissible, MemoOf("", c), {}};
     owners.push_back(name);
-    remade.push_back(&cq);
-    const auto series = count_series(cq);
+    const auto& series = remade.emplace_back(&cq, count_series(cq)).second;
     for (size_t i = 0; i < series.size(); ++i) set(series[i].first, series[i].second, values[i]);
     const bool active = cq.spec.stop_policy == api::StopPolicy::kNone;
     for (const char* st : {"pending", "active", "terminating"}) {
@@ -1271,8 +1272,8 @@ void QueueController::Record(const api::ClusterState& state, const admission::De
   if (!owners.empty()) m.ReplaceGaugeSeries(kGauges, "cluster_queue", owners, std::move(gauges));
   // The slots of the series just made (should one be missing, the queue's series are made again
   // at its next change rather than set by slot).
-  for (const api::ClusterQueue* cq : remade) {
-    std::vector<Metrics::GaugeSlot> slots = m.GaugeSlots(count_series(*cq));
+  for (const auto& [cq, series] : remade) {
+    std::vector<Metrics::GaugeSlot> slots = m.GaugeSlots(series);
     if (std::find(slots.begin(), slots.end(), nullptr) != slots.end()) slots.clear();
     gauge_memo_[cq->metadata.name].slots = std::move(slots);
   }
