@@ -10,6 +10,9 @@
 //
 // Then a pass over free quota with and without the change limit `rota run` gives it
 // (admission::ScheduleLimits): 35,000 small workloads waiting, 20,000 of which fit.
+//
+// Last, a pass of the scenario's tail, when every workload has been admitted and the runner is
+// finishing them: 21,000 admitted, none waiting.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -43,6 +46,17 @@ Snapshot BuildLargeScaleBacklog() { return AsHandedOver(rota::bench::BuildKueueB
 Snapshot BuildLargeScaleFreeQuota() {
   Snapshot s = rota::bench::BuildKueueBacklog(10, 100, 35, 0, 0);
   std::erase_if(s.workloads, [](const WorkloadSpec& w) { return w.admission.has_value(); });
+  return AsHandedOver(std::move(s));
+}
+
+// The tail of a large-scale run: the last workloads are admitted and the runner is still
+// finishing them, so passes come as they finish, with none waiting: 20 small workloads and the
+// large one in each of the 1,000 queues, 21,000 admitted.
+Snapshot BuildLargeScaleTail() {
+  Snapshot s = rota::bench::BuildKueueBacklog(10, 100, 20, 0, 0);
+  for (WorkloadSpec& w : s.workloads) {
+    if (!w.admission) w.admission = AdmissionSpec{w.cluster_queue, {{"main", 1, {{"cpu", "default"}}, {{"cpu", 1000}}}}};
+  }
   return AsHandedOver(std::move(s));
 }
 
@@ -108,5 +122,17 @@ void BM_Pass_LargeScaleFreeQuota_35kPending_NoLimit(benchmark::State& state) { R
 BENCHMARK(BM_Pass_LargeScaleFreeQuota_35kPending_NoLimit)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_Pass_LargeScaleFreeQuota_35kPending_Limit500(benchmark::State& state) { RunFreeQuotaPasses(state, 500); }
 BENCHMARK(BM_Pass_LargeScaleFreeQuota_35kPending_Limit500)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Pass_LargeScaleTail_21kAdmitted_NoneWaiting(benchmark::State& state) {
+  const Snapshot s = BuildLargeScaleTail();
+  Workspace workspace;
+  for (auto _ : state) {
+    Decisions d = Schedule(s, workspace, ScheduleLimits{500});
+    benchmark::DoNotOptimize(d);
+    workspace.Recycle(std::move(d));
+  }
+  state.counters["workloads"] = static_cast<double>(s.workloads.size());
+}
+BENCHMARK(BM_Pass_LargeScaleTail_21kAdmitted_NoneWaiting)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -127,6 +127,35 @@ TEST(EngineQuotaTest, AdmitsWhatFitsAndExplainsTheRest) {
   EXPECT_EQ(FindAdmitted(d, "ns/w1")->pod_sets[0].usage.at(kGpuName), 4 * kGpu);
 }
 
+// A queue whose quota was lowered under its admitted workloads keeps them (Kueue evicts only to
+// make room for a waiting workload): with nothing waiting, a pass decides nothing. A workload that
+// waits for a reason of its own is still explained, however few there are.
+TEST(EngineQuotaTest, NothingWaitingDecidesNothingEvenOverQuota) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("team-a", "", GpuGroup({{"a100", Gpus(2)}}))};
+  s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerPriority;
+  s.workloads = {Admitted("ns/r1", "team-a", 0, 4, 1), Admitted("ns/r2", "team-a", 0, 4, 2)};
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.admitted.empty());
+  EXPECT_TRUE(d.preempted.empty());
+  EXPECT_TRUE(d.pending.empty());
+  EXPECT_EQ(d.not_considered, 0u);
+
+  WorkloadSpec lost = Pending("ns/lost", "", 0, 3, {Pods(1, 1)});
+  lost.inadmissible_reason = "Inadmissible";
+  lost.inadmissible_message = "LocalQueue gpu doesn't exist";
+  s.workloads.push_back(lost);
+  Workspace workspace;
+  d = Schedule(s, workspace, ScheduleLimits{500});
+  EXPECT_TRUE(d.admitted.empty());
+  EXPECT_TRUE(d.preempted.empty());
+  ASSERT_EQ(d.pending.size(), 1u);
+  EXPECT_EQ(d.pending[0].workload, "ns/lost");
+  EXPECT_EQ(d.pending[0].message, "LocalQueue gpu doesn't exist");
+  EXPECT_EQ(d.pending[0].index, 2u);
+}
+
 TEST(EngineQuotaTest, GangIsNeverSplit) {
   Snapshot s;
   s.flavors = {Flavor("a100")};
