@@ -514,12 +514,18 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     // a second: the summary threads send it whatever the admissions do, and on a saturated
     // apiserver thousands of queue writes would otherwise hold every pass for a minute. Pending
     // reasons are not waited for.
+    // Only a pass queues admissions and queue status, so neither count grows meanwhile; the
+    // writer wakes the loop as it takes writes (`stop` is looked at every 200 ms).
     constexpr size_t kPassLowWater = 100;
+    constexpr auto kStopCheck = std::chrono::milliseconds(200);
     const auto writer_wait_start = std::chrono::steady_clock::now();
     const auto queue_wait_end = writer_wait_start + std::chrono::seconds(1);
-    while (!stop && (writer_->Queued(StatusWriter::kAdmission) > kPassLowWater ||
-                     (writer_->Queued(StatusWriter::kQueueStatus) > 0 && std::chrono::steady_clock::now() < queue_wait_end))) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    while (!stop && !writer_->WaitQueuedAtMost(StatusWriter::kAdmission, kPassLowWater,
+                                               std::chrono::steady_clock::now() + kStopCheck)) {
+    }
+    while (!stop && std::chrono::steady_clock::now() < queue_wait_end &&
+           !writer_->WaitQueuedAtMost(StatusWriter::kQueueStatus, 0,
+                                      std::min(queue_wait_end, std::chrono::steady_clock::now() + kStopCheck))) {
     }
     // (Thread CPU: what a pass costs, whatever else shares the machine.)
     const auto cpu_before = apiclient::ThisThreadCpu();

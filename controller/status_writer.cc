@@ -124,6 +124,7 @@ void StatusWriter::Work(int worker) {
       }
       me.flying = flying.size();
     }
+    if (!started.empty()) taken_cv_.notify_all();
     for (uint64_t seq : started) {
       const Entry& e = flying.at(seq).second;
       sink->Start(seq, e.write, e.report);
@@ -173,6 +174,11 @@ std::vector<StatusWriter::Done> StatusWriter::TakeDone() {
 size_t StatusWriter::Queued(Priority priority) const {
   std::lock_guard<std::mutex> l(mu_);
   return queued_by_priority_[priority];
+}
+
+bool StatusWriter::WaitQueuedAtMost(Priority priority, size_t n, std::chrono::steady_clock::time_point until) const {
+  std::unique_lock<std::mutex> l(mu_);
+  return taken_cv_.wait_until(l, until, [&] { return queued_by_priority_[priority] <= n; });
 }
 
 bool StatusWriter::Busy(const std::string& key) const {

@@ -98,6 +98,9 @@ class StatusWriter {
   std::vector<Done> TakeDone();
   // Writes queued (not yet started) at `priority`.
   size_t Queued(Priority priority) const;
+  // Blocks until at most `n` writes are queued (not yet started) at `priority`, or until `until`;
+  // returns whether that many or fewer are queued. The loop waits so for room before a pass.
+  bool WaitQueuedAtMost(Priority priority, size_t n, std::chrono::steady_clock::time_point until) const;
   // Whether a write of the object is queued or being sent.
   bool Busy(const std::string& key) const;
   // Blocks until nothing is queued or being sent (tests, orderly shutdown).
@@ -130,6 +133,7 @@ class StatusWriter {
   std::function<void()> on_failure_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_, summary_cv_, idle_cv_;
+  mutable std::condition_variable taken_cv_;  // writes were taken from the queue (WaitQueuedAtMost)
   std::map<std::string, Entry> queued_;                          // key -> newest unsent write
   ReadySet ready_;  // queued writes of objects not in flight
   std::set<std::string> in_flight_;

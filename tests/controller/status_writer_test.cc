@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace rota::controller {
@@ -270,6 +271,32 @@ TEST(StatusWriterTest, AWriteQueuedWhileOthersAreInFlightGoesOutWithoutWaitingFo
   writer.Drain();
   EXPECT_EQ(rec.sent().size(), 9u);
   EXPECT_EQ(rec.max_in_flight(), 8);
+}
+
+TEST(StatusWriterTest, WaitingForRoomEndsWhenTheWritesAreTakenOrAtTheDeadline) {
+  // One place in flight, held: of three admissions two stay queued until it is released.
+  Recorder rec([](const Write& w) { return w.name == "a1"; });
+  StatusWriter writer(rec.sinks(), 1, 0);
+  Releaser releaser{rec};
+  for (const char* name : {"a1", "a2", "a3"}) writer.Enqueue(StatusWriter::kAdmission, W(name, "x"));
+  rec.WaitForSends(1);
+  const auto soon = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  EXPECT_FALSE(writer.WaitQueuedAtMost(StatusWriter::kAdmission, 1, soon));
+  EXPECT_GE(std::chrono::steady_clock::now(), soon);  // it waited for the deadline
+  EXPECT_TRUE(writer.WaitQueuedAtMost(StatusWriter::kAdmission, 2, soon));  // two are queued
+  EXPECT_TRUE(writer.WaitQueuedAtMost(StatusWriter::kQueueStatus, 0, soon));
+  // Released, the writer takes the others, and the wait ends then rather than at its deadline.
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    rec.Release();
+  });
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(writer.WaitQueuedAtMost(StatusWriter::kAdmission, 0, started + std::chrono::seconds(30)));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));  // not a lost wake-up
+  release.join();
+  EXPECT_EQ(writer.Queued(StatusWriter::kAdmission), 0u);
+  writer.Drain();
+  EXPECT_EQ(rec.sent().size(), 3u);
 }
 
 TEST(StatusWriterTest, StopsWithWritesStillQueued) {
