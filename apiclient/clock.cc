@@ -98,15 +98,31 @@ std::chrono::milliseconds Backoff::Next() {
 TokenBucket::TokenBucket(Clock& clock, double qps, int burst)
     : clock_(clock), qps_(qps), burst_(burst), tokens_(burst), last_refill_(clock.Now()) {}
 
-Clock::Duration TokenBucket::Reserve() {
-  if (qps_ <= 0) return Clock::Duration::zero();
-  std::lock_guard<std::mutex> l(mu_);
-  const auto now = clock_.Now();
-  tokens_ = std::min<double>(burst_, tokens_ + std::chrono::duration<double>(now - last_refill_).count() * qps_);
+void TokenBucket::RefillLocked(Clock::TimePoint now) {
+  if (qps_ > 0) tokens_ = std::min<double>(burst_, tokens_ + std::chrono::duration<double>(now - last_refill_).count() * qps_);
   last_refill_ = now;
+}
+
+Clock::Duration TokenBucket::Reserve() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (qps_ <= 0) return Clock::Duration::zero();
+  const auto now = clock_.Now();
+  RefillLocked(now);
   tokens_ -= 1;
   if (tokens_ >= 0) return Clock::Duration::zero();
   return std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(-tokens_ / qps_));
+}
+
+void TokenBucket::SetRate(double qps) {
+  std::lock_guard<std::mutex> l(mu_);
+  RefillLocked(clock_.Now());  // what the old rate gave until now
+  if (qps_ <= 0 && qps > 0) tokens_ = burst_;  // (unlimited until now: a full bucket)
+  qps_ = qps;
+}
+
+double TokenBucket::rate() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return qps_;
 }
 
 void TokenBucket::Wait() {

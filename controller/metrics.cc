@@ -68,6 +68,8 @@ Metrics::Metrics() {
   Define("rota_scheduling_batch_seconds", Type::kGauge,
          "How long the scheduler lets changes gather before its next pass: the configured batch period, or more after a costly pass");
   Define("rota_scheduling_pass_cpu_seconds", Type::kGauge, "CPU time the scheduler's last pass took");
+  Define("rota_apiserver_behind", Type::kGauge,
+         "1 while admissions wait for the apiserver (queue status and Events are then written at half their rates), else 0");
 }
 
 void Metrics::Define(const std::string& name, Type type, std::string help, std::vector<double> buckets) {

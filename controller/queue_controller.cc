@@ -289,6 +289,8 @@ class ApplySink : public StatusWriter::Sink {
 QueueController::QueueController(apiclient::Client& client, RunConfig config, Logger log, Metrics* metrics,
                                  apiclient::EventRecorder* events)
     : client_(client), config_(std::move(config)), log_(std::move(log)), metrics_(metrics), events_(events) {
+  if (events_) events_qps_ = events_->qps();
+  if (metrics_) metrics_->Set("rota_apiserver_behind", {}, 0);
   namespace r = apiclient::resources;
   apiclient::InformerOptions options;
   options.on_error = [this](const std::string& m) { log_("warn", m); };
@@ -383,17 +385,25 @@ QueueController::Stats QueueController::stats() const {
   return s;
 }
 
-std::chrono::steady_clock::duration QueueStatusInterval(size_t queues) {
+std::chrono::steady_clock::duration QueueStatusInterval(size_t queues, bool apiserver_behind) {
   // Queue status is a summary for people and dashboards: while workloads churn it is written at
   // most once per interval per queue, so that admissions get the apiserver's capacity. The
   // interval is 3 s, or longer with many queues: all of them, busy at once, are written at most
   // kQueueWritesPerSecond times a second (a thousand ClusterQueues and their thousand LocalQueues,
-  // each every 40 s). The last state is always written, and the counts are also Prometheus
-  // gauges, which are current at every scrape.
+  // each every 40 s), and half that while the apiserver is behind on admissions (each every 80 s).
+  // The last state is always written, and the counts are also Prometheus gauges, which are
+  // current at every scrape.
   constexpr auto kMinInterval = std::chrono::seconds(3);
   constexpr size_t kQueueWritesPerSecond = 50;
-  return std::max<std::chrono::steady_clock::duration>(
-      kMinInterval, std::chrono::milliseconds(1000 * queues / kQueueWritesPerSecond));
+  const size_t per_second = apiserver_behind ? kQueueWritesPerSecond / 2 : kQueueWritesPerSecond;
+  return std::max<std::chrono::steady_clock::duration>(kMinInterval,
+                                                       std::chrono::milliseconds(1000 * queues / per_second));
+}
+
+bool ApiserverBehind::Observe(std::chrono::steady_clock::duration waited, std::chrono::steady_clock::time_point now) {
+  if (waited >= kBehindWait) until_ = now + kBehindHold;
+  behind_ = until_ && now < *until_;
+  return behind_;
 }
 
 bool QueueController::QueueStatusDue(const std::string& key, const QueueCounts& counts,
@@ -519,10 +529,23 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     constexpr size_t kPassLowWater = 100;
     constexpr auto kStopCheck = std::chrono::milliseconds(200);
     const auto writer_wait_start = std::chrono::steady_clock::now();
-    const auto queue_wait_end = writer_wait_start + std::chrono::seconds(1);
     while (!stop && !writer_->WaitQueuedAtMost(StatusWriter::kAdmission, kPassLowWater,
                                                std::chrono::steady_clock::now() + kStopCheck)) {
     }
+    // A long wait here means that the apiserver, not the loop, sets the pace of admissions. While
+    // it does, queue status and Events (summaries for people, and most of rota's other writes on
+    // a busy cluster) take half their budgets: in Kueue's large-scale scenario they were 48 of
+    // rota's 105 thousand requests, each costing the apiserver about what an admission costs.
+    const auto admissions_taken = std::chrono::steady_clock::now();
+    const bool was_behind = apiserver_.behind();
+    if (apiserver_.Observe(admissions_taken - writer_wait_start, admissions_taken) != was_behind) {
+      const bool behind = apiserver_.behind();
+      if (events_ && events_qps_ > 0) events_->SetQps(behind ? events_qps_ / 2 : events_qps_);
+      if (metrics_) metrics_->Set("rota_apiserver_behind", {}, behind ? 1 : 0);
+      log_("info", behind ? "the apiserver is behind on admissions: queue status and Events at half their rates"
+                          : "the apiserver has caught up with admissions: queue status and Events at their full rates");
+    }
+    const auto queue_wait_end = writer_wait_start + std::chrono::seconds(1);
     while (!stop && std::chrono::steady_clock::now() < queue_wait_end &&
            !writer_->WaitQueuedAtMost(StatusWriter::kQueueStatus, 0,
                                       std::min(queue_wait_end, std::chrono::steady_clock::now() + kStopCheck))) {
@@ -920,7 +943,8 @@ void QueueController::Pass() {
   std::set<std::string> flavor_names;
   for (const auto& f : state.flavors) flavor_names.insert(f.metadata.name);
   std::vector<StatusWriter::Write> queue_writes;
-  const auto queue_interval = QueueStatusInterval(state.cluster_queues.size() + state.local_queues.size());
+  const auto queue_interval =
+      QueueStatusInterval(state.cluster_queues.size() + state.local_queues.size(), apiserver_.behind());
   auto usage_json = [](const std::vector<api::ResourceGroup>& groups, const QueueCounts& c, bool borrowed_from_nominal) {
     Json out = Json::array();
     for (const auto& g : groups) {

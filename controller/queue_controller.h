@@ -60,9 +60,27 @@ Result<api::Workload> DecodeCompactWorkload(api::Json& compact, api::JsonInterne
 
 // How often a queue's status is written at most while its counts keep changing: every 3 s, or,
 // with more than 150 ClusterQueues and LocalQueues in all, so that all of them busy at once are
-// written at most 50 times a second. What changes in between is held back, and the latest is sent
-// when the interval is up.
-std::chrono::steady_clock::duration QueueStatusInterval(size_t queues);
+// written at most 50 times a second (25 while the apiserver is behind on admissions: more than 75
+// queues). What changes in between is held back, and the latest is sent when the interval is up.
+std::chrono::steady_clock::duration QueueStatusInterval(size_t queues, bool apiserver_behind = false);
+
+// Whether the apiserver is behind on admissions, from how long the scheduling loop waited for
+// the status writer to take the last pass's admissions and evictions: behind once a wait takes
+// `kBehindWait` or more, and for `kBehindHold` after the last such wait. While it is, summaries
+// (queue status, Events) take half their budgets, so that admissions get the apiserver first.
+class ApiserverBehind {
+ public:
+  static constexpr std::chrono::milliseconds kBehindWait{1000};
+  static constexpr std::chrono::seconds kBehindHold{30};
+  // After the loop's wait for the writer ended at `now`, having taken `waited`; returns whether
+  // the apiserver is behind now.
+  bool Observe(std::chrono::steady_clock::duration waited, std::chrono::steady_clock::time_point now);
+  bool behind() const { return behind_; }
+
+ private:
+  std::optional<std::chrono::steady_clock::time_point> until_;
+  bool behind_ = false;
+};
 
 class QueueController {
  public:
@@ -275,6 +293,8 @@ class QueueController {
   std::vector<const std::pair<std::string, std::string>*> usage_keys_;          // by number: its key there
   static constexpr size_t kMaxUsageKeys = 4096;  // beyond this many, the table starts again
   std::chrono::nanoseconds last_pass_cpu_{0};  // CPU time of the last pass (Run's thread only)
+  ApiserverBehind apiserver_;  // Run's thread only (Pass runs on it)
+  double events_qps_ = 0;      // the recorder's own rate, given back when the apiserver catches up
   // Before this pass (Run's thread only): the batch it waited for, and then its wait for the writer.
   std::chrono::nanoseconds batch_waited_{0}, writer_waited_{0};
 

@@ -40,5 +40,34 @@ TEST(QueueStatusIntervalTest, ThreeSecondsOrFiftyWritesASecondForAllQueues) {
   EXPECT_EQ(QueueStatusInterval(2000), seconds(40));  // its large scale: 1,000 of each
 }
 
+// While the apiserver is behind on admissions, 25 writes a second for all queues together: a
+// small cluster's queues are still written every 3 s.
+TEST(QueueStatusIntervalTest, HalfTheWritesWhileTheApiserverIsBehind) {
+  using std::chrono::seconds;
+  EXPECT_EQ(QueueStatusInterval(60, true), seconds(3));
+  EXPECT_EQ(QueueStatusInterval(75, true), seconds(3));
+  EXPECT_EQ(QueueStatusInterval(150, true), seconds(6));
+  EXPECT_EQ(QueueStatusInterval(2000, true), seconds(80));
+}
+
+// The apiserver is behind from the first wait of a second or more for the writer to take a pass's
+// admissions, until 30 s have gone by without another.
+TEST(ApiserverBehindTest, BehindAfterALongWaitForTheWriterUntil30sWithoutOne) {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  const std::chrono::steady_clock::time_point t0{seconds(100)};
+  ApiserverBehind a;
+  EXPECT_FALSE(a.behind());
+  EXPECT_FALSE(a.Observe(milliseconds(0), t0));
+  EXPECT_FALSE(a.Observe(milliseconds(999), t0 + seconds(1)));  // a pass's worth of writes, sent in time
+  EXPECT_TRUE(a.Observe(milliseconds(1000), t0 + seconds(3)));
+  EXPECT_TRUE(a.behind());
+  EXPECT_TRUE(a.Observe(milliseconds(0), t0 + seconds(32)));  // within 30 s of the long wait
+  EXPECT_TRUE(a.Observe(milliseconds(2500), t0 + seconds(40)));  // a long wait again: 30 s more
+  EXPECT_TRUE(a.Observe(milliseconds(0), t0 + seconds(69)));
+  EXPECT_FALSE(a.Observe(milliseconds(0), t0 + seconds(70)));
+  EXPECT_FALSE(a.behind());
+}
+
 }  // namespace
 }  // namespace rota::controller

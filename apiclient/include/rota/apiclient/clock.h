@@ -60,12 +60,18 @@ class TokenBucket {
   TokenBucket(Clock& clock, double qps, int burst);
   Clock::Duration Reserve();
   void Wait();
+  // From now on `qps` tokens a second (the tokens saved or reserved so far stand). qps <= 0 means
+  // no limit.
+  void SetRate(double qps);
+  double rate() const;
 
  private:
+  void RefillLocked(Clock::TimePoint now);  // mu_ held
+
   Clock& clock_;
-  const double qps_;
+  double qps_;  // guarded by mu_
   const int burst_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   double tokens_;  // may go below zero: tokens reserved ahead
   Clock::TimePoint last_refill_;
 };

@@ -65,6 +65,11 @@ class EventRecorder {
             const std::string& message);
   // Events Post() dropped because the queue was full.
   uint64_t dropped() const;
+  // Changes how many Post()ed events are written per second (EventLimits::qps) from now on; the
+  // burst stays. A controller lowers it while the apiserver is behind on the writes that matter
+  // more, and sets it back after.
+  void SetQps(double qps) { bucket_.SetRate(qps); }
+  double qps() const { return bucket_.rate(); }
 
  private:
   struct Queued {
