@@ -538,8 +538,8 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     // of rota's 108 thousand requests, each costing the apiserver about what an admission costs.
     const auto admissions_taken = std::chrono::steady_clock::now();
     const bool was_behind = apiserver_.behind();
-    if (apiserver_.Observe(admissions_taken - writer_wait_start, admissions_taken) != was_behind) {
-      const bool behind = apiserver_.behind();
+    if (const bool behind = apiserver_.Observe(admissions_taken - writer_wait_start, admissions_taken);
+        behind != was_behind) {
       if (events_ && events_qps_ > 0) events_->SetQps(behind ? events_qps_ / 2 : events_qps_);
       if (metrics_) metrics_->Set("rota_apiserver_behind", {}, behind ? 1 : 0);
       log_("info", behind ? "the apiserver is behind on admissions: queue status and Events at half their rates"

@@ -60,8 +60,8 @@ Result<api::Workload> DecodeCompactWorkload(api::Json& compact, api::JsonInterne
 
 // How often a queue's status is written at most while its counts keep changing: every 3 s, or,
 // with more than 150 ClusterQueues and LocalQueues in all, so that all of them busy at once are
-// written at most 50 times a second (25 while the apiserver is behind on admissions: more than 75
-// queues). What changes in between is held back, and the latest is sent when the interval is up.
+// written at most 50 times a second on average (25 while the apiserver is behind on admissions:
+// more than 75 queues; queues that became busy together come due together). What changes in between is held back, and the latest is sent when the interval is up.
 std::chrono::steady_clock::duration QueueStatusInterval(size_t queues, bool apiserver_behind = false);
 
 // Whether the apiserver is behind on admissions, from how long the scheduling loop waited for
