@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "queue_controller.h"
+#include "cache/compact_workload.h"
 #include "rota/admission/engine.h"
 #include "rota/api/codec.h"
 #include "rota/api/kueue.h"

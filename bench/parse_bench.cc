@@ -10,7 +10,7 @@
 #include "rota/api/codec.h"
 #include "rota/api/kueue.h"
 #include "rota/apiclient/client.h"
-#include "queue_controller.h"
+#include "cache/compact_workload.h"
 
 namespace {
 

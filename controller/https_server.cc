@@ -78,7 +78,7 @@ struct HttpsServer::Impl {
   // The context for a new connection, re-reading the files if they changed since last time.
   std::shared_ptr<ssl::context> Context() {
     std::lock_guard<std::mutex> l(mu);
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = options.clock->Now();
     if (now - last_check < options.reload_check) return context;
     last_check = now;
     const FileStamp c = Stamp(options.cert_file), k = Stamp(options.key_file);
@@ -212,7 +212,7 @@ Result<std::unique_ptr<HttpsServer>> HttpsServer::Start(HttpsOptions options, st
   impl->context = *ctx;
   impl->cert_stamp = Stamp(options.cert_file);
   impl->key_stamp = Stamp(options.key_file);
-  impl->last_check = std::chrono::steady_clock::now();
+  impl->last_check = options.clock->Now();
   impl->options = std::move(options);
   impl->get_routes = std::move(get_routes);
   impl->post = std::move(post);

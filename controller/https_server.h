@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "http_server.h"
+#include "rota/apiclient/clock.h"
 #include "rota/admission/status.h"
 
 namespace rota::controller {
@@ -28,6 +29,7 @@ struct HttpsOptions {
   int threads = 2;
   // How often the certificate files are checked for a change (on the next connection after).
   std::chrono::milliseconds reload_check{1000};
+  apiclient::Clock* clock = &apiclient::RealClock();  // for the reload checks
 };
 
 class HttpsServer {

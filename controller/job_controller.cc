@@ -1,24 +1,17 @@
 #include "job_controller.h"
 
+#include <cstdio>
+#include <thread>
+
+#include "jobs/pods_ready.h"
 #include "rota/api/snapshot.h"
 #include "rota/apiclient/thread_name.h"
-
-#include <cstdio>
-#include <ctime>
-#include <thread>
 
 namespace rota::controller {
 namespace {
 
 using apiclient::Json;
 namespace wc = api::workload_condition;
-
-std::string NowRfc3339() { return api::FormatTime(std::time(nullptr)); }
-
-int64_t ParseTimeOrZero(const std::string& t) {
-  auto r = api::ParseTime(t);
-  return r.ok() ? *r : 0;
-}
 
 std::string LabelOr(const std::map<std::string, std::string>& m, std::string_view key) {
   auto it = m.find(std::string(key));
@@ -98,10 +91,16 @@ Result<PodInfo> PodInfo::Decode(const Json& pod) {
   return p;
 }
 
-JobController::JobController(apiclient::Client& client, QueueController& queues, QueueController::Logger log,
-                             RunConfig config, apiclient::EventRecorder* events, Metrics* metrics)
-    : client_(client), queues_(queues), log_(std::move(log)), config_(std::move(config)), events_(events),
-      metrics_(metrics) {
+JobController::JobController(apiclient::Client& client, ClusterCache& cache, Logger log, RunConfig config,
+                             apiclient::EventRecorder* events, Metrics* metrics, apiclient::Clock& clock)
+    : client_(client),
+      cache_(cache),
+      log_(std::move(log)),
+      config_(std::move(config)),
+      events_(events),
+      metrics_(metrics),
+      clock_(clock),
+      queue_(clock) {
   apiclient::Informer<JobInfo>::Handlers h;
   auto enqueue = [this](const JobInfo& j) { queue_.Add(j.ns + "/" + j.name); };
   h.on_add = enqueue;
@@ -123,7 +122,7 @@ JobController::JobController(apiclient::Client& client, QueueController& queues,
     po.label_selector = "batch.kubernetes.io/job-name";
     pods_ = std::make_unique<apiclient::Informer<PodInfo>>(client_, apiclient::resources::kPods, "", PodInfo::Decode, ph, po);
   }
-  queues_.OnWorkloadChange([this](const api::Workload& wl) {
+  cache_.OnWorkloadChange([this](const api::Workload& wl) {
     const std::string owner = OwnerJob(wl);
     if (!owner.empty()) queue_.Add(owner);
   });
@@ -142,8 +141,8 @@ JobController::~JobController() {
 void JobController::Run(const std::atomic<bool>& stop, int workers) {
   jobs_->Start();
   if (pods_) pods_->Start();
-  while (!stop && !(jobs_->HasSynced() && queues_.HasSynced() && (!pods_ || pods_->HasSynced()))) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (!stop && !(jobs_->HasSynced() && cache_.HasSynced() && (!pods_ || pods_->HasSynced()))) {
+    clock_.SleepFor(std::chrono::milliseconds(20));
   }
   std::vector<std::thread> pool;
   for (int i = 0; i < workers; ++i) {
@@ -159,7 +158,7 @@ void JobController::Run(const std::atomic<bool>& stop, int workers) {
       }
     });
   }
-  while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!stop) clock_.SleepFor(std::chrono::milliseconds(100));
   jobs_->RequestStop();
   if (pods_) pods_->RequestStop();
   queue_.ShutDownWithDrain();
@@ -173,11 +172,11 @@ bool JobController::Reconcile(const std::string& key) {
   if (!job) return true;  // deleted: the garbage collector removes its Workload (owner reference)
   std::string queue = LabelOr(job->labels, api::kQueueNameLabel);
   if (queue.empty()) {
-    if (!queues_.local_queues().Get(job->ns + "/default")) return true;  // not queued: not ours
+    if (!cache_.local_queues().Get(job->ns + "/default")) return true;  // not queued: not ours
     queue = "default";
   }
   const std::string wl_name = WorkloadNameForJob(job->name, job->uid);
-  auto wl = queues_.workloads().Get(job->ns + "/" + wl_name);
+  auto wl = cache_.workloads().Get(job->ns + "/" + wl_name);
   if (!job->finished.empty()) return wl ? MarkFinished(*job, *wl) : true;
   if (!wl) {
     if (!job->suspend) {
@@ -221,55 +220,27 @@ bool JobController::CheckPodsReady(const JobInfo& job, const api::Workload& wl) 
                  {"metadata", {{"name", wl.metadata.name}, {"namespace", wl.metadata.namespace_}}},
                  {"status", {{"conditions", Json::array({{{"type", wc::kPodsReady}, {"status", "True"}, {"reason", "PodsReady"},
                                                            {"message", "All pods reached readiness and the workload is running"},
-                                                           {"lastTransitionTime", NowRfc3339()}}})}}}};
+                                                           {"lastTransitionTime", WallNow()}}})}}}};
     apiclient::PatchOptions apply{"rota-job", true, "status"};
     auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
                            apiclient::PatchType::kApply, body, apply);
     return r.ok() || r.error().IsNotFound();
   }
   if (ready && ready->status == api::ConditionStatus::kTrue) return true;  // it was up once: not a start-up gang problem
-  const api::Condition* admitted = api::FindCondition(wl.status->conditions, wc::kAdmitted);
-  auto since = ParseTimeOrZero(admitted ? admitted->last_transition_time : "");
-  const int64_t now = std::time(nullptr);
-  const int64_t deadline = since + std::chrono::duration_cast<std::chrono::seconds>(config_.pods_ready_timeout).count();
-  if (now < deadline) {
-    queue_.AddAfter(job.ns + "/" + job.name, std::chrono::seconds(deadline - now + 1));
+  const int64_t left = PodsReadySecondsLeft(
+      wl, std::chrono::duration_cast<std::chrono::seconds>(config_.pods_ready_timeout), WallSeconds());
+  if (left > 0) {
+    queue_.AddAfter(job.ns + "/" + job.name, std::chrono::seconds(left + 1));
     return true;
   }
   return EvictForPodsReadyTimeout(job, wl);
 }
 
 bool JobController::EvictForPodsReadyTimeout(const JobInfo& job, const api::Workload& wl) {
-  const int32_t count = (wl.status->requeue_state ? wl.status->requeue_state->count.value_or(0) : 0) + 1;
-  const bool deactivate = config_.backoff_limit && count > *config_.backoff_limit;
-  const std::string now = NowRfc3339();
+  const PodsReadyEviction e = controller::EvictForPodsReadyTimeout(wl, config_, WallSeconds());
+  const bool deactivate = e.deactivate;
   const std::string key = wl.metadata.namespace_ + "/" + wl.metadata.name;
-  const std::string message = deactivate
-      ? "Deactivated: the workload was evicted " + std::to_string(count) + " times for exceeding the PodsReady timeout"
-      : "Exceeded the PodsReady timeout " + key;
-  // Conditions: the current ones, with the eviction's on top (a merge patch replaces the list).
-  std::map<std::string, Json> conds;
-  for (const auto& c : wl.status->conditions) conds[c.type] = api::EncodeValue(c);
-  auto set = [&](std::string_view type, const char* status, const std::string& reason, const std::string& msg) {
-    conds[std::string(type)] = {{"type", type}, {"status", status}, {"reason", reason}, {"message", msg}, {"lastTransitionTime", now}};
-  };
-  set(wc::kEvicted, "True", deactivate ? "DeactivatedDueToRequeuingLimitExceeded" : "PodsReadyTimeout", message);
-  set(wc::kQuotaReserved, "False", "PodsReadyTimeout", message);
-  set(wc::kAdmitted, "False", "NoReservation", "The workload has no reservation");
-  set(wc::kPodsReady, "False", "PodsReadyTimeout", "Not all pods became ready in time");
-  Json list = Json::array();
-  for (auto& [t, c] : conds) list.push_back(c);
-  Json status = {{"admission", nullptr}, {"conditions", list}};
-  if (!deactivate) {
-    const int64_t backoff = std::min<int64_t>(config_.backoff_max_seconds,
-                                              static_cast<int64_t>(config_.backoff_base_seconds) << std::min(count - 1, 30));
-    const std::string at = api::FormatTime(std::time(nullptr) + backoff);
-    status["requeueState"] = {{"count", count}, {"requeueAt", at}};
-    set(wc::kRequeued, "False", "Backoff", "Requeued after backoff at " + at);
-    list = Json::array();
-    for (auto& [t, c] : conds) list.push_back(c);
-    status["conditions"] = list;
-  }
+  const Json& status = e.status;
   auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
                          apiclient::PatchType::kMerge, {{"status", status}}, {"rota-job", false, "status"});
   if (!r.ok()) {
@@ -309,7 +280,7 @@ bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue)
   Json spec = {{"queueName", queue}, {"podSets", Json::array({pod_set})}};
   const std::string cls = LabelOr(job.labels, api::kPriorityClassLabel);
   if (!cls.empty()) {
-    auto wpc = queues_.priority_classes().Get(cls);
+    auto wpc = cache_.priority_classes().Get(cls);
     spec["priorityClassRef"] = {{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", cls}};
     spec["priority"] = wpc ? wpc->value : 0;
   }
@@ -339,6 +310,10 @@ bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue)
   return true;
 }
 
+int64_t JobController::WallSeconds() const { return std::chrono::system_clock::to_time_t(clock_.WallNow()); }
+
+std::string JobController::WallNow() const { return api::FormatTime(WallSeconds()); }
+
 bool JobController::Start(const JobInfo& job, const api::Workload& wl) {
   // The Workload's pod template is the Job's original one: start from it, add the flavors'.
   const Json& original = wl.spec.pod_sets.empty() ? job.pod_template : wl.spec.pod_sets[0].template_.get();
@@ -349,7 +324,7 @@ bool JobController::Start(const JobInfo& job, const api::Workload& wl) {
   for (const auto& psa : wl.status->admission->pod_set_assignments) {
     if (psa.count) count = *psa.count;
     for (const auto& [resource, flavor_name] : psa.flavors) {
-      auto flavor = queues_.flavors().Get(flavor_name);
+      auto flavor = cache_.flavors().Get(flavor_name);
       if (!flavor) continue;
       for (const auto& [k, v] : flavor->spec.node_labels) node_selector[k] = v;
       for (const auto& t : flavor->spec.tolerations) {
@@ -431,7 +406,7 @@ bool JobController::MarkFinished(const JobInfo& job, const api::Workload& wl) {
                                 {"status", "True"},
                                 {"reason", job.finished},
                                 {"message", job.finished_message.empty() ? "Job finished" : job.finished_message},
-                                {"lastTransitionTime", NowRfc3339()}}})}}}};
+                                {"lastTransitionTime", WallNow()}}})}}}};
   apiclient::PatchOptions apply;
   apply.field_manager = "rota-job";
   apply.force = true;

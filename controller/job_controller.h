@@ -20,9 +20,14 @@
 #include <optional>
 #include <string>
 
-#include "queue_controller.h"
+#include "cache/cluster_cache.h"
+#include "logger.h"
+#include "metrics.h"
+#include "rota/apiclient/clock.h"
+#include "rota/apiclient/events.h"
 #include "rota/apiclient/informer.h"
 #include "rota/apiclient/workqueue.h"
+#include "run_config.h"
 
 namespace rota::controller {
 
@@ -54,8 +59,12 @@ std::string WorkloadNameForJob(const std::string& job_name, const std::string& j
 
 class JobController {
  public:
-  JobController(apiclient::Client& client, QueueController& queues, QueueController::Logger log,
-                RunConfig config = {}, apiclient::EventRecorder* events = nullptr, Metrics* metrics = nullptr);
+  // Reads Workloads, LocalQueues, priority classes and flavors from `cache` (construct it before
+  // the cache starts: it follows the cache's Workload changes); requeue delays and time stamps go
+  // through `clock`.
+  JobController(apiclient::Client& client, ClusterCache& cache, Logger log, RunConfig config = {},
+                apiclient::EventRecorder* events = nullptr, Metrics* metrics = nullptr,
+                apiclient::Clock& clock = apiclient::RealClock());
   ~JobController();
 
   // Starts the Job informer and `workers` reconcilers; returns when `stop` is set.
@@ -73,11 +82,14 @@ class JobController {
   bool EvictForPodsReadyTimeout(const JobInfo& job, const api::Workload& wl);
 
   apiclient::Client& client_;
-  QueueController& queues_;
-  QueueController::Logger log_;
+  ClusterCache& cache_;
+  Logger log_;
   RunConfig config_;
   apiclient::EventRecorder* events_;
   Metrics* metrics_;
+  apiclient::Clock& clock_;
+  int64_t WallSeconds() const;
+  std::string WallNow() const;  // RFC 3339
   void Event(const JobInfo& job, const std::string& reason, const std::string& message);
   apiclient::WorkQueue queue_;
   std::unique_ptr<apiclient::Informer<JobInfo>> jobs_;

@@ -16,12 +16,15 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <iostream>
 #include <sstream>
 #include <thread>
 
 #include "http_server.h"
 #include "https_server.h"
+#include "cache/cluster_cache.h"
 #include "job_controller.h"
 #include "metrics.h"
 #include "queue_controller.h"
@@ -32,6 +35,7 @@
 #include "simulate.h"
 #include "webhook/admission_review.h"
 #include "webhook/cluster_view.h"
+#include "webhook/serve.h"
 #include "webhook/webhooks.h"
 
 #ifndef ROTA_VERSION
@@ -40,10 +44,9 @@
 
 // jemalloc's options, read before main (MALLOC_CONF in the environment still overrides them). One
 // arena for all threads: rota's threads allocate little at a time, so per-thread arenas mostly
-// held freed pages apart (Kueue's baseline benchmark: peak RSS 65.9 -> 62.2 MiB, CPU unchanged).
-// Freed pages go back to the system over 10 s: a pass allocates its working arrays afresh, and
-// passes come at most 2 s apart, so with pages returned within a second every pass faulted its
-// arrays in again (a tenth of the loop's CPU in Kueue's large-scale benchmark).
+// held freed pages apart. Freed pages go back to the system over 10 s: a pass allocates its
+// working arrays afresh, and passes come at most 2 s apart, so pages returned sooner would be
+// faulted in again by every pass (docs/performance.md has the measurements).
 extern "C" const char* malloc_conf;
 const char* malloc_conf = "narenas:1,dirty_decay_ms:10000,muzzy_decay_ms:0";
 
@@ -67,41 +70,8 @@ std::string CpuByThread() {
 
 void OnSignal(int) { g_stop = true; }
 
-// One admission request: parse the review, run the path's rule, answer with a review. A request
-// rota cannot read is a 400 with the reason (and a log line); an unknown path a 404.
-rota::controller::HttpReply ServeWebhook(const std::string& path, std::string_view body, const rota::webhook::ClusterView& view,
-                                         rota::controller::Metrics& metrics,
-                                         const rota::controller::QueueController::Logger& log) {
-  using rota::controller::HttpReply;
-  const auto start = std::chrono::steady_clock::now();
-  HttpReply reply;
-  const rota::webhook::Route* route = nullptr;
-  for (const auto& r : rota::webhook::Routes())
-    if (r.path == path) route = &r;
-  if (!route) {
-    reply = {404, "text/plain; charset=utf-8", "no webhook at " + path + "\n"};
-  } else if (auto req = rota::webhook::ParseAdmissionReview(body); !req.ok()) {
-    log("warn", "webhook " + path + ": bad AdmissionReview (" + std::to_string(body.size()) + " bytes): " + req.status().message());
-    reply = {400, "text/plain; charset=utf-8", "bad AdmissionReview: " + req.status().message() + "\n"};
-  } else {
-    try {
-      const rota::webhook::AdmissionResponse res = route->handle(*req, view);
-      if (!res.allowed) log("info", "webhook " + path + " denied " + req->operation + ": " + res.message);
-      reply = {200, "application/json", rota::webhook::EncodeAdmissionReview(req->uid, res)};
-    } catch (const std::exception& e) {
-      // A bug in a rule (the fuzzer looks for them) must cost one request, not the process.
-      log("error", "webhook " + path + " failed on " + req->operation + " " + req->kind + " " + req->namespace_ + "/" + req->name + ": " + e.what());
-      reply = {500, "text/plain; charset=utf-8", std::string("internal error: ") + e.what() + "\n"};
-    }
-  }
-  metrics.Add("controller_runtime_webhook_requests_total", {{"webhook", path}, {"code", std::to_string(reply.status)}});
-  metrics.Observe("controller_runtime_webhook_latency_seconds", {{"webhook", path}},
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  return reply;
-}
-
 // Logs to stderr through spdlog: text for people, JSON lines for machines.
-rota::controller::QueueController::Logger MakeLogger(const rota::controller::RunConfig& c) {
+rota::controller::Logger MakeLogger(const rota::controller::RunConfig& c) {
   auto logger = spdlog::stderr_logger_mt("rota");
   logger->set_level(spdlog::level::from_str(c.log_level));
   const bool json = c.log_format == "json";
@@ -113,135 +83,155 @@ rota::controller::QueueController::Logger MakeLogger(const rota::controller::Run
   };
 }
 
-int RunController(const std::string& kubeconfig, const std::string& config_file) {
+// The configuration file, or the default configuration without one; nullopt (after saying why on
+// stderr) when it cannot be read or is not valid.
+std::optional<rota::controller::RunConfig> LoadRunConfig(const std::string& config_file) {
   rota::controller::RunConfig config;
-  if (!config_file.empty()) {
-    std::ifstream in(config_file);
-    if (!in) {
-      std::cerr << config_file << ": cannot be read\n";
-      return 2;
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    auto parsed = rota::controller::ParseRunConfig(text.str(), config_file);
-    if (!parsed.ok()) {
-      std::cerr << parsed.status().message() << "\n";
-      return 2;
-    }
-    config = *parsed;
+  if (config_file.empty()) return config;
+  std::ifstream in(config_file);
+  if (!in) {
+    std::cerr << config_file << ": cannot be read\n";
+    return std::nullopt;
   }
-  auto log = MakeLogger(config);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto parsed = rota::controller::ParseRunConfig(text.str(), config_file);
+  if (!parsed.ok()) {
+    std::cerr << parsed.status().message() << "\n";
+    return std::nullopt;
+  }
+  return *parsed;
+}
+
+// A client for the apiserver from --kubeconfig, $KUBECONFIG or the in-cluster service account,
+// with the configuration's rate limits; null (after saying why on stderr) when there is none.
+std::unique_ptr<rota::apiclient::Client> Connect(const std::string& kubeconfig,
+                                                 const rota::controller::RunConfig& config, std::string& server) {
   auto rest = kubeconfig.empty() && std::getenv("KUBERNETES_SERVICE_HOST") && !std::getenv("KUBECONFIG")
                   ? rota::apiclient::InClusterConfig()
                   : rota::apiclient::LoadKubeconfig(kubeconfig);
   if (!rest.ok()) {
     std::cerr << "kubeconfig: " << rest.status().message() << "\n";
-    return 2;
+    return nullptr;
   }
   rest->qps = config.qps;
   rest->burst = config.burst;
   rest->http2 = rest->http2 && config.http2;  // DISABLE_HTTP2 in the environment still wins
   rest->user_agent = std::string("rota/") + ROTA_VERSION;
+  server = rest->server;
   auto client = rota::apiclient::Client::Create(*rest);
   if (!client.ok()) {
     std::cerr << "kubeconfig: " << client.status().message() << "\n";
-    return 2;
+    return nullptr;
   }
-  std::signal(SIGTERM, OnSignal);
-  std::signal(SIGINT, OnSignal);
-  log("info", std::string("rota ") + ROTA_VERSION + " starting against " + rest->server);
+  return std::move(*client);
+}
 
-  rota::controller::Metrics metrics;
-  metrics.Set("kueue_build_info", {{"git_version", ROTA_VERSION}, {"compiler", "rota (C++)"}, {"platform", "linux"}}, 1);
-  rota::apiclient::EventRecorder events(**client, "rota");
-  rota::controller::QueueController controller(**client, config, log, &metrics, &events);
-  std::atomic<bool> standing_by{config.leader_election};
-  using rota::controller::HttpReply;
-  std::unique_ptr<rota::controller::HttpServer> metrics_server, health_server;
+using rota::controller::HttpReply;
+const HttpReply kOk{200, "text/plain; charset=utf-8", "ok\n"};
+
+// rota's HTTP and HTTPS endpoints; a server whose address is "0" is off.
+struct Servers {
+  std::unique_ptr<rota::controller::HttpServer> metrics, health;
+  std::unique_ptr<rota::controller::HttpsServer> webhooks;
+};
+
+// Starts the plain-HTTP servers: /metrics, and /healthz and /readyz. False (after saying why on
+// stderr) when one cannot listen.
+bool StartHttpServers(const rota::controller::RunConfig& config, rota::controller::QueueController& controller,
+                      const rota::controller::ClusterCache& cache, rota::controller::Metrics& metrics,
+                      rota::apiclient::EventRecorder& events, const std::atomic<bool>& standing_by,
+                      const rota::controller::Logger& log, Servers& servers) {
+  using rota::controller::HttpServer;
   if (config.metrics_address != "0") {
-    auto s = rota::controller::HttpServer::Start(config.metrics_address, {{"/metrics", [&] {
-      controller.ExportWriterMetrics();
-      metrics.Set("rota_events_dropped_total", {}, static_cast<double>(events.dropped()));
-      return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics.Render()};
-    }}});
+    auto s = HttpServer::Start(config.metrics_address, {{"/metrics", [&] {
+                                                           controller.ExportWriterMetrics();
+                                                           metrics.Set("rota_events_dropped_total", {},
+                                                                       static_cast<double>(events.dropped()));
+                                                           return HttpReply{200,
+                                                                            "text/plain; version=0.0.4; charset=utf-8",
+                                                                            metrics.Render()};
+                                                         }}});
     if (!s.ok()) {
       std::cerr << "metrics.bindAddress: " << s.status().message() << "\n";
-      return 2;
+      return false;
     }
-    metrics_server = std::move(*s);
-    log("info", "serving /metrics on port " + std::to_string(metrics_server->port()));
+    servers.metrics = std::move(*s);
+    log("info", "serving /metrics on port " + std::to_string(servers.metrics->port()));
   }
-  if (config.health_address != "0") {
-    auto s = rota::controller::HttpServer::Start(config.health_address, {
-        {"/healthz", [] { return HttpReply{200, "text/plain; charset=utf-8", "ok\n"}; }},
-        {"/readyz", [&] {
-           // Ready once the caches are synced, or while standing by for the lease.
-           const bool ready = standing_by || controller.HasSynced();
-           return HttpReply{ready ? 200 : 503, "text/plain; charset=utf-8", ready ? "ok\n" : "caches not synced\n"};
-         }}});
-    if (!s.ok()) {
-      std::cerr << "health.bindAddress: " << s.status().message() << "\n";
-      return 2;
-    }
-    health_server = std::move(*s);
-    log("info", "serving /healthz and /readyz on port " + std::to_string(health_server->port()));
+  if (config.health_address == "0") return true;
+  auto s = HttpServer::Start(config.health_address, {{"/healthz", [] { return kOk; }}, {"/readyz", [&] {
+                                                       // Ready once the caches are synced, or while
+                                                       // standing by for the lease.
+                                                       const bool ready = standing_by || cache.HasSynced();
+                                                       return ready ? kOk
+                                                                    : HttpReply{503, "text/plain; charset=utf-8",
+                                                                                "caches not synced\n"};
+                                                     }}});
+  if (!s.ok()) {
+    std::cerr << "health.bindAddress: " << s.status().message() << "\n";
+    return false;
   }
-  // Admission webhooks: served by every replica (the apiserver may call any), leader or not.
-  rota::webhook::InformerView view(**client, controller);
-  std::unique_ptr<rota::controller::HttpsServer> webhook_server;
-  if (config.webhook_address != "0") {
-    controller.Start();  // the caches the webhooks read
-    rota::controller::HttpsOptions opts;
-    opts.address = config.webhook_address;
-    opts.cert_file = config.webhook_cert_file;
-    opts.key_file = config.webhook_key_file;
-    auto s = rota::controller::HttpsServer::Start(
-        opts, {{"/healthz", [] { return HttpReply{200, "text/plain; charset=utf-8", "ok\n"}; }}},
-        [&](const std::string& path, std::string_view body) { return ServeWebhook(path, body, view, metrics, log); }, log);
-    if (!s.ok()) {
-      std::cerr << "webhook: " << s.status().message() << "\n";
-      return 2;
-    }
-    webhook_server = std::move(*s);
-    log("info", "serving admission webhooks over HTTPS on port " + std::to_string(webhook_server->port()));
+  servers.health = std::move(*s);
+  log("info", "serving /healthz and /readyz on port " + std::to_string(servers.health->port()));
+  return true;
+}
+
+// Admission webhooks over HTTPS: served by every replica (the apiserver may call any), leader or
+// not, from the started cache. False (after saying why on stderr) when the server cannot start.
+bool StartWebhookServer(const rota::controller::RunConfig& config, const rota::webhook::ClusterView& view,
+                        rota::controller::Metrics& metrics, const rota::controller::Logger& log, Servers& servers) {
+  if (config.webhook_address == "0") return true;
+  rota::controller::HttpsOptions opts;
+  opts.address = config.webhook_address;
+  opts.cert_file = config.webhook_cert_file;
+  opts.key_file = config.webhook_key_file;
+  auto s = rota::controller::HttpsServer::Start(
+      opts, {{"/healthz", [] { return kOk; }}},
+      [&](const std::string& path, std::string_view body) {
+        return rota::webhook::ServeWebhook(path, body, view, metrics, log);
+      },
+      log);
+  if (!s.ok()) {
+    std::cerr << "webhook: " << s.status().message() << "\n";
+    return false;
   }
-  rota::controller::JobController jobs(**client, controller, log, config, &events, &metrics);
-  // Both loops until `stop`: the queue controller on this thread, the Job integration beside it.
-  auto run_all = [&](const std::atomic<bool>& stop) {
-    std::thread job_thread([&] {
-      rota::apiclient::NameThisThread("jobs");
-      jobs.Run(stop);
-    });
-    controller.Run(stop);
-    job_thread.join();
-  };
-  if (!config.leader_election) {
-    run_all(g_stop);
-  } else {
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
-    rota::apiclient::LeaderElectionConfig le;
-    le.lease_name = config.lease_name;
-    le.lease_namespace = config.lease_namespace;
-    le.identity = std::string(host) + "_" + std::to_string(getpid());
-    rota::apiclient::LeaderElector elector(**client, le);
-    std::thread worker;
-    std::atomic<bool> stop_work{false};
-    elector.Run(
-        g_stop,
-        [&] {
-          log("info", "became the leader (" + le.identity + ")");
-          standing_by = false;
-          worker = std::thread([&] { run_all(stop_work); });
-        },
-        [&] {
-          log("info", "stopped leading");
-          stop_work = true;
-          if (worker.joinable()) worker.join();
-        });
-  }
-  // The peak resident size of this program image (VmHWM): what a harness that measures
-  // rusage may not show, since a process started with vfork+exec inherits its parent's peak.
+  servers.webhooks = std::move(*s);
+  log("info", "serving admission webhooks over HTTPS on port " + std::to_string(servers.webhooks->port()));
+  return true;
+}
+
+// Runs `work` while this process holds the configuration's Lease, until g_stop.
+void RunWhileLeading(rota::apiclient::Client& client, const rota::controller::RunConfig& config,
+                     const rota::controller::Logger& log, std::atomic<bool>& standing_by,
+                     const std::function<void(const std::atomic<bool>&)>& work) {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  rota::apiclient::LeaderElectionConfig le;
+  le.lease_name = config.lease_name;
+  le.lease_namespace = config.lease_namespace;
+  le.identity = std::string(host) + "_" + std::to_string(getpid());
+  rota::apiclient::LeaderElector elector(client, le);
+  std::thread worker;
+  std::atomic<bool> stop_work{false};
+  elector.Run(
+      g_stop,
+      [&] {
+        log("info", "became the leader (" + le.identity + ")");
+        standing_by = false;
+        worker = std::thread([&] { work(stop_work); });
+      },
+      [&] {
+        log("info", "stopped leading");
+        stop_work = true;
+        if (worker.joinable()) worker.join();
+      });
+}
+
+// What the run cost, logged at exit: peak memory, page faults, CPU by thread, requests, heap.
+void LogRunCost(const rota::apiclient::Client& client, const rota::controller::Logger& log) {
+  // The peak resident size of this program image (VmHWM): what a harness that measures rusage
+  // may not show, since a process started with vfork+exec inherits its parent's peak.
   std::string peak = "?";
   if (std::ifstream status("/proc/self/status"); status) {
     for (std::string line; std::getline(status, line);)
@@ -252,25 +242,74 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   if (rusage usage{}; getrusage(RUSAGE_SELF, &usage) == 0)
     log("info", "minor page faults: " + std::to_string(usage.ru_minflt));
   log("info", "CPU by thread: " + CpuByThread());
-  log("info", "apiserver requests: " + std::to_string((*client)->requests_sent()) + " over " +
-                  std::to_string((*client)->connections_opened()) + " connections");
-  {
-    // How much of the heap is live now, against what the allocator keeps resident (fragmentation
-    // and pages not yet returned). jemalloc's statistics are refreshed by writing "epoch".
-    uint64_t epoch = 1;
-    size_t allocated = 0, resident = 0, len = sizeof(size_t);
-    mallctl("epoch", nullptr, nullptr, &epoch, sizeof(epoch));
-    if (mallctl("stats.allocated", &allocated, &len, nullptr, 0) == 0 &&
-        mallctl("stats.resident", &resident, &len, nullptr, 0) == 0) {
-      log("info", "heap at stop: " + std::to_string(allocated >> 20) + " MiB in use of " + std::to_string(resident >> 20) +
-                      " MiB resident");
-    }
+  log("info", "apiserver requests: " + std::to_string(client.requests_sent()) + " over " +
+                  std::to_string(client.connections_opened()) + " connections");
+  // How much of the heap is live now, against what the allocator keeps resident (fragmentation
+  // and pages not yet returned). jemalloc's statistics are refreshed by writing "epoch".
+  uint64_t epoch = 1;
+  size_t allocated = 0, resident = 0, len = sizeof(size_t);
+  mallctl("epoch", nullptr, nullptr, &epoch, sizeof(epoch));
+  if (mallctl("stats.allocated", &allocated, &len, nullptr, 0) == 0 &&
+      mallctl("stats.resident", &resident, &len, nullptr, 0) == 0) {
+    log("info", "heap at stop: " + std::to_string(allocated >> 20) + " MiB in use of " +
+                    std::to_string(resident >> 20) + " MiB resident");
   }
-  const auto s = controller.stats();
+}
+
+void LogStats(const rota::controller::QueueController::Stats& s, const rota::controller::Logger& log) {
   log("info", "stopped after " + std::to_string(s.passes) + " passes: " + std::to_string(s.admitted) + " admitted, " +
-                  std::to_string(s.preempted) + " preempted, " + std::to_string(s.status_writes) + " status writes (" + std::to_string(s.writer_wakes) + " writer wake-ups); pending reasons: " +
-                  std::to_string(s.pending_first) + " first, " + std::to_string(s.pending_new_reason) + " new reasons, " +
-                  std::to_string(s.pending_new_message) + " new messages");
+                  std::to_string(s.preempted) + " preempted, " + std::to_string(s.status_writes) +
+                  " status writes (" + std::to_string(s.writer_wakes) + " writer wake-ups); pending reasons: " +
+                  std::to_string(s.pending_first) + " first, " + std::to_string(s.pending_new_reason) +
+                  " new reasons, " + std::to_string(s.pending_new_message) + " new messages");
+}
+
+int RunController(const std::string& kubeconfig, const std::string& config_file) {
+  const std::optional<rota::controller::RunConfig> loaded = LoadRunConfig(config_file);
+  if (!loaded) return 2;
+  const rota::controller::RunConfig& config = *loaded;
+  auto log = MakeLogger(config);
+  std::string server;
+  std::unique_ptr<rota::apiclient::Client> client = Connect(kubeconfig, config, server);
+  if (!client) return 2;
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  log("info", std::string("rota ") + ROTA_VERSION + " starting against " + server);
+
+  rota::controller::Metrics metrics;
+  metrics.Set("kueue_build_info", {{"git_version", ROTA_VERSION}, {"compiler", "rota (C++)"}, {"platform", "linux"}}, 1);
+  rota::apiclient::EventRecorder events(*client, "rota");
+  // The cache every part reads; each registers its listeners before it starts, and it stops
+  // (its threads call those listeners) before any of them is destroyed.
+  rota::controller::ClusterCache cache(
+      *client, {std::min<std::chrono::milliseconds>(std::chrono::milliseconds(50), config.batch_period / 2),
+                [&log](const std::string& m) { log("warn", m); }});
+  rota::controller::QueueController controller(cache, *client, config, log, &metrics, &events);
+  rota::controller::JobController jobs(*client, cache, log, config, &events, &metrics);
+  struct StopFirst {
+    rota::controller::ClusterCache& cache;
+    ~StopFirst() { cache.Stop(); }
+  } stop_cache_first{cache};
+  std::atomic<bool> standing_by{config.leader_election};
+  Servers servers;
+  if (!StartHttpServers(config, controller, cache, metrics, events, standing_by, log, servers)) return 2;
+  rota::webhook::InformerView view(*client, cache);
+  if (config.webhook_address != "0") cache.Start();  // (the webhooks read it, leader or not)
+  if (!StartWebhookServer(config, view, metrics, log, servers)) return 2;
+  // Both loops until `stop`: the queue controller on this thread, the Job integration beside it.
+  auto run_all = [&](const std::atomic<bool>& stop) {
+    std::thread job_thread([&] {
+      rota::apiclient::NameThisThread("jobs");
+      jobs.Run(stop);
+    });
+    controller.Run(stop);
+    job_thread.join();
+  };
+  if (config.leader_election) RunWhileLeading(*client, config, log, standing_by, run_all);
+  else run_all(g_stop);
+  cache.Stop();
+  LogRunCost(*client, log);
+  LogStats(controller.stats(), log);
   return 0;
 }
 

@@ -39,6 +39,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rota/apiclient/clock.h"
+
 namespace rota::controller {
 
 class StatusWriter {
@@ -82,7 +84,9 @@ class StatusWriter {
   // `in_flight` writes of any priority going, another (if `summary_in_flight` > 0) up to that
   // many queue status and pending reasons; `on_failure` (optional) is called after every write
   // that failed.
-  StatusWriter(SinkFactory make_sink, int in_flight, int summary_in_flight, std::function<void()> on_failure = {});
+  // Its waits go through `clock`.
+  StatusWriter(SinkFactory make_sink, int in_flight, int summary_in_flight, std::function<void()> on_failure = {},
+               apiclient::Clock& clock = apiclient::RealClock());
   // Stops the threads; writes in flight are abandoned (the apiserver may or may not have applied
   // them) and queued ones dropped: the next leader recomputes them from the objects.
   ~StatusWriter();
@@ -100,7 +104,7 @@ class StatusWriter {
   size_t Queued(Priority priority) const;
   // Blocks until at most `n` writes are queued (not yet started) at `priority`, or until `until`;
   // returns whether that many or fewer are queued. The loop waits so for room before a pass.
-  bool WaitQueuedAtMost(Priority priority, size_t n, std::chrono::steady_clock::time_point until) const;
+  bool WaitQueuedAtMost(Priority priority, size_t n, apiclient::Clock::TimePoint until) const;
   // Whether a write of the object is queued or being sent.
   bool Busy(const std::string& key) const;
   // Blocks until nothing is queued or being sent (tests, orderly shutdown).
@@ -129,6 +133,7 @@ class StatusWriter {
   // The first ready write a thread may take, or ready_.end(). mu_ held.
   ReadySet::const_iterator NextFor(bool summaries_only) const;
 
+  apiclient::Clock& clock_;
   SinkFactory make_sink_;
   std::function<void()> on_failure_;
   mutable std::mutex mu_;

@@ -4,7 +4,7 @@
 // after start) a question goes to the apiserver instead, so that a Job created in the first
 // seconds is still suspended when its namespace has a default LocalQueue.
 
-#include "queue_controller.h"
+#include "cache/cluster_cache.h"
 #include "rota/apiclient/client.h"
 #include "webhooks.h"
 
@@ -12,19 +12,19 @@ namespace rota::webhook {
 
 class InformerView : public ClusterView {
  public:
-  InformerView(apiclient::Client& client, const controller::QueueController& queues) : client_(client), queues_(queues) {}
+  InformerView(apiclient::Client& client, const controller::ClusterCache& cache) : client_(client), cache_(cache) {}
 
   bool LocalQueueExists(const std::string& ns, const std::string& name) const override {
-    if (queues_.local_queues().HasSynced()) return queues_.local_queues().Get(ns + "/" + name) != nullptr;
+    if (cache_.local_queues().HasSynced()) return cache_.local_queues().Get(ns + "/" + name) != nullptr;
     return client_.Get(apiclient::resources::kLocalQueues, ns, name).ok();
   }
   bool PriorityClassExists(const std::string& name) const override {
-    if (queues_.priority_classes().HasSynced()) return queues_.priority_classes().Get(name) != nullptr;
+    if (cache_.priority_classes().HasSynced()) return cache_.priority_classes().Get(name) != nullptr;
     return client_.Get(apiclient::resources::kWorkloadPriorityClasses, "", name).ok();
   }
   std::optional<std::string> CohortParent(const std::string& name) const override {
-    if (queues_.cohorts().HasSynced()) {
-      auto c = queues_.cohorts().Get(name);
+    if (cache_.cohorts().HasSynced()) {
+      auto c = cache_.cohorts().Get(name);
       if (!c) return std::nullopt;
       return c->spec.parent_name;
     }
@@ -35,7 +35,7 @@ class InformerView : public ClusterView {
 
  private:
   apiclient::Client& client_;
-  const controller::QueueController& queues_;
+  const controller::ClusterCache& cache_;
 };
 
 }  // namespace rota::webhook

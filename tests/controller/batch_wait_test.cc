@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "queue_controller.h"
+#include "scheduling/pacing.h"
 
 namespace rota::controller {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "queue_controller.h"
+#include "cache/compact_workload.h"
 
 namespace rota::controller {
 namespace {

@@ -1,0 +1,131 @@
+#include "cache/compact_workload.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace rota::controller {
+namespace {
+
+using api::Json;
+namespace wc = api::workload_condition;
+
+// Whether the Workload document has condition Finished=True.
+bool FinishedDocument(const Json& workload) {
+  auto st = workload.find("status");
+  if (st == workload.end() || !st->is_object()) return false;
+  auto cs = st->find("conditions");
+  if (cs == st->end() || !cs->is_array()) return false;
+  for (const Json& c : *cs) {
+    if (c.is_object() && c.value("type", Json()) == wc::kFinished && c.value("status", Json()) == "True") return true;
+  }
+  return false;
+}
+
+bool HasOwner(const Json& workload) {
+  auto m = workload.find("metadata");
+  if (m == workload.end() || !m->is_object()) return false;
+  auto owners = m->find("ownerReferences");
+  return owners != m->end() && owners->is_array() && !owners->empty();
+}
+
+// Of the metadata, the cache keeps identity, times and owners (the Job integration follows its
+// Workloads by owner); labels, annotations, managedFields and the rest nothing reads.
+void TrimMetadata(Json& compact) {
+  auto m = compact.find("metadata");
+  if (m == compact.end() || !m->is_object()) return;
+  static const std::set<std::string, std::less<>> kKept = {"name", "namespace", "uid", "resourceVersion", "generation",
+                                                            "creationTimestamp", "deletionTimestamp", "ownerReferences"};
+  for (auto it = m->begin(); it != m->end();) it = kKept.count(it.key()) ? std::next(it) : m->erase(it);
+}
+
+// A pod template's scheduling fields, moved out of `tpl`.
+Json SchedulingFieldsOf(Json& tpl) {
+  Json pod = Json::object();
+  auto ts = tpl.find("spec");
+  if (ts == tpl.end() || !ts->is_object()) return Json{{"spec", std::move(pod)}};
+  for (const char* k : {"overhead", "nodeSelector", "tolerations", "affinity"}) {
+    if (auto f = ts->find(k); f != ts->end()) pod[k] = std::move(*f);
+  }
+  for (const char* list : {"initContainers", "containers"}) {
+    auto cs = ts->find(list);
+    if (cs == ts->end() || !cs->is_array()) continue;
+    Json out = Json::array();
+    for (Json& c : *cs) {
+      if (!c.is_object()) continue;
+      Json kept = Json::object();
+      for (const char* k : {"name", "resources", "restartPolicy"}) {
+        if (auto f = c.find(k); f != c.end()) kept[k] = std::move(*f);
+      }
+      out.push_back(std::move(kept));
+    }
+    pod[list] = std::move(out);
+  }
+  return Json{{"spec", std::move(pod)}};
+}
+
+// Each pod set's template, trimmed, is moved out of the document and interned before the rest is
+// decoded (the decoder would copy it whole, only for the copy to give way to the interned one);
+// the pod set decodes an empty template in its place. A finished Workload keeps none.
+std::vector<api::SharedJson> InternTemplates(Json& compact, bool finished, api::JsonInterner& templates) {
+  std::vector<api::SharedJson> interned;
+  auto spec = compact.find("spec");
+  if (spec == compact.end() || !spec->is_object()) return interned;
+  auto sets = spec->find("podSets");
+  if (sets == spec->end() || !sets->is_array()) return interned;
+  interned.resize(sets->size());
+  for (size_t i = 0; i < sets->size(); ++i) {
+    Json& ps = (*sets)[i];
+    if (!ps.is_object() || !ps.contains("template") || !ps["template"].is_object()) continue;
+    if (!finished) interned[i] = templates.Intern(api::SharedJson(SchedulingFieldsOf(ps["template"])));
+    ps["template"] = Json::object();
+  }
+  return interned;
+}
+
+std::shared_ptr<const api::Workload> FinishedWithoutOwner() {
+  static const std::shared_ptr<const api::Workload> kFinished = [] {
+    auto w = std::make_shared<api::Workload>();
+    api::Condition c;
+    c.type = wc::kFinished;
+    c.status = api::ConditionStatus::kTrue;
+    w->status.emplace().conditions.push_back(std::move(c));
+    return w;
+  }();
+  return kFinished;
+}
+
+}  // namespace
+
+Result<api::Workload> DecodeCompactWorkload(Json& compact, api::JsonInterner& templates) {
+  TrimMetadata(compact);
+  const bool finished = FinishedDocument(compact);
+  std::vector<api::SharedJson> interned = InternTemplates(compact, finished, templates);
+  auto w = api::DecodeObject<api::Workload>(compact);
+  if (!w.ok()) return w;
+  w->extra = Json();
+  for (size_t i = 0; i < w->spec.pod_sets.size(); ++i) {
+    auto& ps = w->spec.pod_sets[i];
+    ps.template_ = i < interned.size() && interned[i].shared() ? interned[i] : templates.Intern(ps.template_);
+  }
+  if (finished && w->status) {
+    // Nothing reads a finished Workload's admission or its other conditions from the cache.
+    w->status->admission.reset();
+    std::erase_if(w->status->conditions, [](const api::Condition& c) { return c.type != wc::kFinished; });
+  }
+  return w;
+}
+
+Result<std::shared_ptr<const api::Workload>> DecodeCachedWorkload(Json& document, api::JsonInterner& templates) {
+  if (FinishedDocument(document) && !HasOwner(document)) return FinishedWithoutOwner();
+  auto w = DecodeCompactWorkload(document, templates);
+  if (!w.ok()) return w.status();
+  return std::make_shared<const api::Workload>(std::move(w).value());
+}
+
+bool IsFinished(const api::Workload& w) {
+  const api::Condition* c = w.status ? api::FindCondition(w.status->conditions, wc::kFinished) : nullptr;
+  return c && c->status == api::ConditionStatus::kTrue;
+}
+
+}  // namespace rota::controller

@@ -1,0 +1,42 @@
+#pragma once
+
+// Workload status as rota writes it (Kueue's pkg/workload): the bodies of the server-side apply
+// patches for an admission, a preemption, an eviction by a stopped queue and a pending reason.
+// Pure functions of the cached Workload and the decision; `now` is the RFC 3339 time given to a
+// condition whose status changes.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rota/admission/engine.h"
+#include "rota/api/kueue.h"
+
+namespace rota::controller {
+
+// A Workload status write: the object and the apply body.
+struct WorkloadWrite {
+  std::string ns, name;
+  api::Json body;
+  // For an admission or eviction, what the cache will hold once the write is back (the admission
+  // set, or nullopt when cleared): the pass assumes it until then. Unset for a pending reason.
+  std::optional<std::optional<api::Admission>> assume;
+  std::string key() const { return ns + "/" + name; }
+};
+
+WorkloadWrite AdmitWrite(const api::Workload& w, const admission::AdmitDecision& d, const std::string& now);
+WorkloadWrite PreemptWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now);
+// Evicted because its ClusterQueue (`by_cluster_queue`) or its LocalQueue has stopPolicy
+// HoldAndDrain.
+WorkloadWrite DrainWrite(const api::Workload& w, bool by_cluster_queue, const std::string& now);
+WorkloadWrite PendingWrite(const api::Workload& w, const std::string& reason, const std::string& message,
+                           const std::string& now);
+
+// Kueue's message for a preemption: "Preempted to accommodate workload X due to ...".
+std::string PreemptionMessage(const admission::PreemptDecision& p);
+
+// An amount as the apiserver prints the request it came from: byte-sized resources in binary SI
+// ("256Gi"), the rest in decimal SI ("64", "500m").
+std::string FormatAmount(const std::string& resource, int64_t milli);
+
+}  // namespace rota::controller
