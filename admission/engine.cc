@@ -256,6 +256,7 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
+  // Makes the pass's decisions (once per Scheduler: they are moved out).
   Decisions Run();
 
  private:
@@ -296,6 +297,39 @@ class Scheduler {
   // Whether the snapshot's `order` names every workload once (and can stand for the sort).
   bool GivenOrderUsable() const;
 
+  // Run's phases besides Index and BuildTree, in the order it takes them.
+  //
+  // Whether every workload is admitted. Then there is nothing to decide (a pass evicts only to
+  // make room for a waiting workload): a busy cluster's quiet spells, when workloads finish and
+  // none arrive, are passes of this kind, and laying out every admitted workload's quota for them
+  // was most of what they cost.
+  bool NothingWaits() const;
+  // Makes by_index_'s compact entries, one per workload in the snapshot's order, each with its
+  // ClusterQueue's node; returns how many workloads are admitted.
+  size_t MakeEntries();
+  // Fills wls_: the admitted workloads (in the snapshot's order), which hold their quota first,
+  // then the pending ones in scheduling order, the snapshot's when it gives one. Every order the
+  // pass depends on is a total one, so the input's order does not show in the decisions. Returns
+  // the index in wls_ of the first pending workload.
+  size_t LayOutWorkloads();
+  // Holds, in the tree and their queues, the quota of wls_'s admitted workloads (those before
+  // `first_pending`), as their admissions name it.
+  void HoldAdmittedQuota(size_t first_pending);
+  // Sizes the per-workload state of the pending workloads (from `first_pending` on in wls_).
+  void StartPending(size_t first_pending);
+  // Decides pending workload wi: the reason it waits when its queue cannot admit it (it is
+  // inadmissible, names no ClusterQueue that exists, its queue is inactive, or a StrictFIFO queue
+  // is blocked), else TryAdmit; a StrictFIFO queue whose workload stays pending blocks the rest.
+  void Consider(int wi);
+  // Considers the pending workloads not yet admitted in scheduling order, up to the change limit.
+  void ConsiderInOrder();
+  // With fair sharing, queues take turns: the head whose queue would have the lowest share after
+  // its admission goes next (scheduling order breaks ties), up to the change limit.
+  void ConsiderByFairShare();
+  // Lists every pending workload not admitted, in scheduling order, with its place in its
+  // ClusterQueue; under a change limit, those not considered are only counted.
+  void ListPending();
+
   // The pass has made as many changes as its limits allow: it considers no more workloads.
   bool AtLimit() const {
     return limits_.max_changes > 0 && out_.admitted.size() + out_.preempted.size() >= limits_.max_changes;
@@ -318,9 +352,11 @@ class Scheduler {
   // the passes over thousands of pending workloads read wls_ (and the per-workload vectors
   // below) front to back instead of all over it.
   std::vector<Workload> wls_;
-  std::vector<Workload> by_index_;  // (Run's first layout, in the snapshot's order)
+  std::vector<Workload> by_index_;  // (MakeEntries' first layout, in the snapshot's order)
   std::vector<int> pending_;  // indices into wls_, in scheduling order (so ascending)
-  std::vector<char> considered_;  // per workload, under a change limit: see Run
+  // Per workload, whether it was considered: once the pass reaches its change limit, the rest are
+  // not. Empty without a limit, where every one is.
+  std::vector<char> considered_;
   Assignment unshaped_;       // CachedAssign's result for a workload without a shape
   std::vector<std::string_view> pending_reason_, pending_message_;  // per workload: see PendingDecision
   // Keeps a text for the pending decisions to point to.
@@ -1023,33 +1059,23 @@ bool Scheduler::GivenOrderUsable() const {
   return true;
 }
 
-Decisions Scheduler::Run() {
-  // Nothing waits: nothing to decide (a pass evicts only to make room for a waiting workload). A
-  // busy cluster's quiet spells, when workloads finish and none arrive, are passes of this kind,
-  // and laying out every admitted workload's quota for them was most of what they cost.
-  if (std::all_of(snap_.workloads.begin(), snap_.workloads.end(),
-                  [](const WorkloadSpec& w) { return w.admission.has_value(); })) {
-    return std::move(out_);
-  }
-  Index();
-  BuildTree();
+bool Scheduler::NothingWaits() const {
+  return std::all_of(snap_.workloads.begin(), snap_.workloads.end(),
+                     [](const WorkloadSpec& w) { return w.admission.has_value(); });
+}
 
-  // Workloads: the admitted ones (in the snapshot's order), which hold their quota first, then
-  // the pending ones in scheduling order, the snapshot's when it gives one. Every order the pass
-  // depends on is a total one, so the input's order does not show in the decisions.
+size_t Scheduler::MakeEntries() {
   std::unordered_map<std::string, int> cq_by_name;
   for (size_t i = 0; i < cqs_.size(); ++i) cq_by_name[cqs_[i].spec->name] = static_cast<int>(i);
   const size_t n = snap_.workloads.size();
-  // (Made in the snapshot's order, which reads the large specs front to back, then laid out.)
-  std::vector<Workload>& by_index = by_index_;
-  by_index.resize(n);
+  by_index_.resize(n);
   size_t admitted_count = 0;
   bool last_cq_known = false;
   std::string_view last_cq_name;
   int last_cq_node = -1;
   for (size_t i = 0; i < n; ++i) {
     const WorkloadSpec* s = &snap_.workloads[i];
-    Workload& w = by_index[i];
+    Workload& w = by_index_[i];
     w.spec = s;
     w.index = static_cast<uint32_t>(i);
     w.inadmissible = !s->inadmissible_reason.empty();
@@ -1068,21 +1094,31 @@ Decisions Scheduler::Run() {
     }
     w.cq = last_cq_node;
   }
-  const size_t first_pending = admitted_count;
+  return admitted_count;
+}
+
+size_t Scheduler::LayOutWorkloads() {
+  // (Made in the snapshot's order, which reads the large specs front to back, then laid out.)
+  const size_t first_pending = MakeEntries();
+  const size_t n = snap_.workloads.size();
   wls_.reserve(n);
-  for (Workload& w : by_index)
+  for (Workload& w : by_index_)
     if (w.admitted) wls_.push_back(std::move(w));
   if (GivenOrderUsable()) {
     for (uint32_t i : snap_.order)
-      if (!by_index[i].admitted) wls_.push_back(std::move(by_index[i]));
+      if (!by_index_[i].admitted) wls_.push_back(std::move(by_index_[i]));
   } else {
     std::vector<uint32_t> pending;
     pending.reserve(n - first_pending);
     for (size_t i = 0; i < n; ++i)
-      if (!by_index[i].admitted) pending.push_back(static_cast<uint32_t>(i));
+      if (!by_index_[i].admitted) pending.push_back(static_cast<uint32_t>(i));
     SortPending(pending);
-    for (uint32_t i : pending) wls_.push_back(std::move(by_index[i]));
+    for (uint32_t i : pending) wls_.push_back(std::move(by_index_[i]));
   }
+  return first_pending;
+}
+
+void Scheduler::HoldAdmittedQuota(size_t first_pending) {
   bool last_fr_known = false;
   std::string_view last_resource, last_flavor;
   int last_ri = -1, last_fi = -1;
@@ -1126,106 +1162,103 @@ Decisions Scheduler::Run() {
     Hold(w, needs);
     cq.admitted.push_back(static_cast<int>(i));
   }
+}
 
-  pending_.resize(n - first_pending);
+void Scheduler::StartPending(size_t first_pending) {
+  pending_.resize(wls_.size() - first_pending);
   std::iota(pending_.begin(), pending_.end(), static_cast<int>(first_pending));
   pending_reason_.resize(wls_.size());
   pending_message_.resize(wls_.size());
+  considered_.assign(limits_.max_changes > 0 ? wls_.size() : 0, 0);
+}
 
-  // Whether each workload was considered (once the pass reaches its change limit, the rest are
-  // not; without a limit every one is).
-  std::vector<char>& considered = considered_;
-  considered.assign(limits_.max_changes > 0 ? wls_.size() : 0, 0);
-  auto consider = [&](int wi) {
-    if (!considered.empty()) considered[static_cast<size_t>(wi)] = 1;
-    Workload& w = wls_[wi];
-    if (w.inadmissible) {
-      pending_reason_[wi] = w.spec->inadmissible_reason;
-      pending_message_[wi] = w.spec->inadmissible_message;
-      return;
-    }
-    const WorkloadSpec& s = *w.spec;
-    if (w.cq < 0) {
-      pending_reason_[wi] = "Inadmissible";
-      pending_message_[wi] = s.cluster_queue.empty() ? std::string_view("the workload names no ClusterQueue")
-                                                     : Keep("ClusterQueue " + s.cluster_queue + " doesn't exist");
-      return;
-    }
-    const int ci = cq_of_node_.at(w.cq);
-    ClusterQueue& cq = cqs_[ci];
-    if (!cq.inactive.empty()) {
-      pending_reason_[wi] = cq.spec->stopped ? "Stopped" : "Inadmissible";
-      if (cq.inactive_kept.empty()) cq.inactive_kept = Keep(cq.inactive);
-      pending_message_[wi] = cq.inactive_kept;
-      return;
-    }
-    if (cq.blocked) {
-      pending_reason_[wi] = "WaitingForQuota";
-      pending_message_[wi] = cq.blocked_by;
-      return;
-    }
-    if (!TryAdmit(wi) && cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) {
-      cq.blocked = true;
-      cq.blocked_by = Keep("waiting behind " + s.key + ", which is ahead of it in StrictFIFO ClusterQueue " + cq.spec->name);
-    }
-  };
-
-  if (!snap_.fair_sharing) {
-    // As Kueue orders a scheduling cycle: workloads that fit in their own queue's nominal quota
-    // go before any that would borrow or preempt, whatever their priority, so that capacity
-    // freed in a cohort goes to the queue it belongs to first instead of being lent out and then
-    // taken back by preemption.
-    AdmitWithinNominal();
-    for (int wi : pending_) {
-      if (AtLimit()) break;
-      if (!wls_[wi].admitted) consider(wi);
-    }
-  } else {
-    // Queues take turns: the head whose queue would have the lowest share goes next.
-    std::unordered_map<int, std::vector<int>> by_cq;
-    for (int wi : pending_) by_cq[wls_[wi].cq].push_back(wi);
-    std::vector<int32_t> rank(wls_.size(), 0);  // place in scheduling order, by workload
-    for (size_t i = 0; i < pending_.size(); ++i) rank[pending_[i]] = static_cast<int32_t>(i);
-    struct Head {
-      int64_t share;
-      int wl;
-      size_t pos;
-      int cq_node;
-    };
-    auto later = [&](const Head& a, const Head& b) {
-      if (a.share != b.share) return a.share > b.share;
-      return rank[b.wl] < rank[a.wl];
-    };
-    std::priority_queue<Head, std::vector<Head>, decltype(later)> heads(later);
-    auto push = [&](int node, size_t pos) {
-      const auto& list = by_cq[node];
-      if (pos >= list.size()) return;
-      const int wi = list[pos];
-      int64_t share = 0;
-      if (node >= 0 && cqs_[cq_of_node_.at(node)].inactive.empty()) {
-        std::vector<int32_t> counts;
-        for (const auto& ps : wls_[wi].spec->pod_sets) counts.push_back(ps.count);
-        Assignment a = Assign(wls_[wi], counts);
-        share = Share(cq_of_node_.at(node), &a.needs);
-      }
-      heads.push({share, wi, pos, node});
-    };
-    for (const auto& [node, list] : by_cq) push(node, 0);
-    while (!heads.empty() && !AtLimit()) {
-      Head h = heads.top();
-      heads.pop();
-      consider(h.wl);
-      push(h.cq_node, h.pos + 1);
-    }
+void Scheduler::Consider(int wi) {
+  if (!considered_.empty()) considered_[static_cast<size_t>(wi)] = 1;
+  Workload& w = wls_[wi];
+  if (w.inadmissible) {
+    pending_reason_[wi] = w.spec->inadmissible_reason;
+    pending_message_[wi] = w.spec->inadmissible_message;
+    return;
   }
+  const WorkloadSpec& s = *w.spec;
+  if (w.cq < 0) {
+    pending_reason_[wi] = "Inadmissible";
+    pending_message_[wi] = s.cluster_queue.empty() ? std::string_view("the workload names no ClusterQueue")
+                                                   : Keep("ClusterQueue " + s.cluster_queue + " doesn't exist");
+    return;
+  }
+  const int ci = cq_of_node_.at(w.cq);
+  ClusterQueue& cq = cqs_[ci];
+  if (!cq.inactive.empty()) {
+    pending_reason_[wi] = cq.spec->stopped ? "Stopped" : "Inadmissible";
+    if (cq.inactive_kept.empty()) cq.inactive_kept = Keep(cq.inactive);
+    pending_message_[wi] = cq.inactive_kept;
+    return;
+  }
+  if (cq.blocked) {
+    pending_reason_[wi] = "WaitingForQuota";
+    pending_message_[wi] = cq.blocked_by;
+    return;
+  }
+  if (!TryAdmit(wi) && cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) {
+    cq.blocked = true;
+    cq.blocked_by =
+        Keep("waiting behind " + s.key + ", which is ahead of it in StrictFIFO ClusterQueue " + cq.spec->name);
+  }
+}
 
-  // The pending list in scheduling order.
+void Scheduler::ConsiderInOrder() {
+  for (int wi : pending_) {
+    if (AtLimit()) break;
+    if (!wls_[wi].admitted) Consider(wi);
+  }
+}
+
+void Scheduler::ConsiderByFairShare() {
+  std::unordered_map<int, std::vector<int>> by_cq;
+  for (int wi : pending_) by_cq[wls_[wi].cq].push_back(wi);
+  std::vector<int32_t> rank(wls_.size(), 0);  // place in scheduling order, by workload
+  for (size_t i = 0; i < pending_.size(); ++i) rank[pending_[i]] = static_cast<int32_t>(i);
+  struct Head {
+    int64_t share;
+    int wl;
+    size_t pos;
+    int cq_node;
+  };
+  auto later = [&](const Head& a, const Head& b) {
+    if (a.share != b.share) return a.share > b.share;
+    return rank[b.wl] < rank[a.wl];
+  };
+  std::priority_queue<Head, std::vector<Head>, decltype(later)> heads(later);
+  auto push = [&](int node, size_t pos) {
+    const auto& list = by_cq[node];
+    if (pos >= list.size()) return;
+    const int wi = list[pos];
+    int64_t share = 0;
+    if (node >= 0 && cqs_[cq_of_node_.at(node)].inactive.empty()) {
+      std::vector<int32_t> counts;
+      for (const auto& ps : wls_[wi].spec->pod_sets) counts.push_back(ps.count);
+      Assignment a = Assign(wls_[wi], counts);
+      share = Share(cq_of_node_.at(node), &a.needs);
+    }
+    heads.push({share, wi, pos, node});
+  };
+  for (const auto& [node, list] : by_cq) push(node, 0);
+  while (!heads.empty() && !AtLimit()) {
+    Head h = heads.top();
+    heads.pop();
+    Consider(h.wl);
+    push(h.cq_node, h.pos + 1);
+  }
+}
+
+void Scheduler::ListPending() {
   std::vector<int32_t> queued(cqs_.size(), 0);
   out_.pending.reserve(pending_.size());
   for (int wi : pending_) {
     const Workload& w = wls_[wi];
     if (w.admitted) continue;
-    if (AtLimit() && !considered[static_cast<size_t>(wi)]) {
+    if (AtLimit() && !considered_[static_cast<size_t>(wi)]) {
       ++out_.not_considered;
       continue;
     }
@@ -1233,6 +1266,26 @@ Decisions Scheduler::Run() {
     out_.pending.push_back({w.key, pending_reason_[wi], pending_message_[wi],
                             static_cast<size_t>(w.index), position});
   }
+}
+
+Decisions Scheduler::Run() {
+  if (NothingWaits()) return std::move(out_);
+  Index();
+  BuildTree();
+  const size_t first_pending = LayOutWorkloads();
+  HoldAdmittedQuota(first_pending);
+  StartPending(first_pending);
+  if (!snap_.fair_sharing) {
+    // As Kueue orders a scheduling cycle: workloads that fit in their own queue's nominal quota
+    // go before any that would borrow or preempt, whatever their priority, so that capacity
+    // freed in a cohort goes to the queue it belongs to first instead of being lent out and then
+    // taken back by preemption.
+    AdmitWithinNominal();
+    ConsiderInOrder();
+  } else {
+    ConsiderByFairShare();
+  }
+  ListPending();
   return std::move(out_);
 }
 
