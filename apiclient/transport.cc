@@ -229,7 +229,7 @@ Transport::Multi::Multi(Transport& transport) : transport_(transport), multi_(cu
   curl_multi_setopt(multi_, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
   // Over HTTP/1.1 a connection per request in flight, all kept: libcurl's default keeps four per
   // request in flight at the time one is returned, which between bursts is none or one, and a
-  // closed connection costs the next burst a TLS handshake per request (hundreds a minute).
+  // closed connection costs the next burst a TLS handshake per request.
   constexpr long kKeptConnections = 64;
   curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, kKeptConnections);
 }

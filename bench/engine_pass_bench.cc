@@ -66,8 +66,8 @@ long MinorFaults() {
   return u.ru_minflt;
 }
 
-// `gap`: the time between passes, untimed (in rota's large-scale runs, passes came about 1.5 s
-// apart): the allocator may hand memory freed by one pass back to the system before the next.
+// `gap`: the time between passes, untimed (a controller's passes do not come back to back): the
+// allocator may hand memory freed by one pass back to the system before the next.
 void RunPasses(benchmark::State& state, bool reuse, std::chrono::milliseconds gap) {
   const Snapshot s = BuildLargeScaleBacklog();
   Workspace workspace;

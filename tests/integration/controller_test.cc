@@ -316,8 +316,8 @@ TEST_F(ControllerTest, WhileNothingWaitsFinishingWorkloadsDoNotMakeAPassEach) {
   std::this_thread::sleep_for(2s);  // and whatever passes the last status brings
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int64_t passes = PassesMade(Http(metrics_port_, "/metrics")) - before;
-  // About one a second (at most one more for the drained queue's status coming back), against a
-  // pass per finish and another per queue status before.
+  // About one a second (at most one more for the drained queue's status coming back), not a
+  // pass per finish and another per queue status.
   EXPECT_LE(static_cast<double>(passes), seconds + 2) << passes << " passes in " << seconds << " s\n" << Log();
 
   // A new workload is still admitted.

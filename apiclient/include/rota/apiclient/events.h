@@ -105,8 +105,8 @@ class EventRecorder {
   TokenBucket bucket_;  // the sender's rate
   std::mutex mu_;
   // By a hash of what makes two events the same one (object, type, reason, message) and of the
-  // object, rather than by those texts: remembering 4,096 events' texts took a megabyte at rota's
-  // peak in Kueue's baseline benchmark. Two events sharing a 64-bit hash would share a count.
+  // object, rather than by those texts, which take far more memory to remember than a hash.
+  // Two events sharing a 64-bit hash would share a count.
   LruMap<uint64_t, Seen> seen_;
   LruMap<uint64_t, Bucket> buckets_;  // per object uid (or key)
   uint64_t serial_ = 0;

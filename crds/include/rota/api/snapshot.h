@@ -75,7 +75,7 @@ Result<admission::Snapshot> BuildSnapshot(const ClusterState& state);
 // holds the same entries as BuildSnapshot's with keep_going (in another order), and gives their
 // scheduling order (admission::Snapshot::order), kept from build to build: only new entries and
 // entries whose priority or creation time changed are sorted and put in their places, where
-// sorting every waiting workload again was a tenth of a pass. Not thread-safe.
+// sorting every waiting workload again was a noticeable part of a pass. Not thread-safe.
 class SnapshotBuilder {
  public:
   SnapshotBuilder() = default;
@@ -161,8 +161,8 @@ class SnapshotBuilder {
   void PlaceInOrder();
   std::unordered_map<const Workload*, size_t> by_object_;
   // Slots by their entry's key, hashed and compared through snapshot_.workloads, so that each
-  // key is held once, in its entry (a map of key copies was about a megabyte at 15,000
-  // workloads). A slot's entry keeps its key from when it joins the set until it leaves it.
+  // key is held once, in its entry, not again in a map of copies. A slot's entry keeps its key
+  // from when it joins the set until it leaves it.
   struct KeyHash {
     using is_transparent = void;
     const SnapshotBuilder* builder;
