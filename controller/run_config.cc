@@ -19,6 +19,148 @@ bool ParseDuration(const std::string& s, std::chrono::milliseconds& out) {
   return true;
 }
 
+// One setting's value, with the setting's `path` ("rota.yaml: section.key") for errors.
+struct Setting {
+  const std::string& key;
+  const YAML::Node& value;
+  const std::string& path;
+
+  Status Bool(bool& out) const {
+    try {
+      out = value.as<bool>();
+      return Status::Ok();
+    } catch (const YAML::Exception&) {
+      return InvalidArgument(path + ": must be true or false");
+    }
+  }
+  Status Duration(std::chrono::milliseconds& out, const char* example) const {
+    if (ParseDuration(value.as<std::string>(), out)) return Status::Ok();
+    return InvalidArgument(path + ": \"" + value.as<std::string>() + "\" is not a duration such as " + example);
+  }
+  // The value as a number of type T, or -1 when it is not one.
+  template <typename T>
+  T Number() const {
+    try {
+      return value.as<T>();
+    } catch (const YAML::Exception&) {
+      return -1;
+    }
+  }
+};
+
+Status ApplyClientConnection(RunConfig& c, const Setting& s) {
+  if (s.key == "qps") {
+    c.qps = s.Number<double>();
+    return c.qps > 0 ? Status::Ok() : InvalidArgument(s.path + ": must be a positive number");
+  }
+  if (s.key == "burst") {
+    c.burst = s.Number<int>();
+    return c.burst > 0 ? Status::Ok() : InvalidArgument(s.path + ": must be a positive integer");
+  }
+  return s.Bool(c.http2);
+}
+
+Status ApplyLeaderElection(RunConfig& c, const Setting& s) {
+  if (s.key == "enabled") return s.Bool(c.leader_election);
+  std::string& out = s.key == "leaseName" ? c.lease_name : c.lease_namespace;
+  out = s.value.as<std::string>();
+  return out.empty() ? InvalidArgument(s.path + ": must not be empty") : Status::Ok();
+}
+
+Status ApplyScheduling(RunConfig& c, const Setting& s) {
+  if (s.key == "cpuShare") {
+    c.cpu_share = s.Number<double>();
+    if (c.cpu_share > 0 && c.cpu_share <= 1) return Status::Ok();
+    return InvalidArgument(s.path + ": must be a number above 0 and at most 1");
+  }
+  return s.Duration(c.batch_period, "100ms or 2s");
+}
+
+Status ApplyLogging(RunConfig& c, const Setting& s) {
+  if (s.key == "level") {
+    c.log_level = s.value.as<std::string>();
+    static const std::set<std::string> kLevels = {"trace", "debug", "info", "warn", "error"};
+    if (!kLevels.count(c.log_level)) return InvalidArgument(s.path + ": use one of trace, debug, info, warn, error");
+    return Status::Ok();
+  }
+  c.log_format = s.value.as<std::string>();
+  if (c.log_format != "text" && c.log_format != "json") return InvalidArgument(s.path + ": use text or json");
+  return Status::Ok();
+}
+
+Status ApplyWaitForPodsReady(RunConfig& c, const Setting& s) {
+  if (s.key == "enable") return s.Bool(c.wait_for_pods_ready);
+  if (s.key == "timeout") return s.Duration(c.pods_ready_timeout, "30s or 5m");
+  const int n = s.Number<int>();
+  if (n < (s.key == "backoffLimitCount" ? 0 : 1)) return InvalidArgument(s.path + ": must be a positive integer");
+  if (s.key == "backoffBaseSeconds") c.backoff_base_seconds = n;
+  else if (s.key == "backoffMaxSeconds") c.backoff_max_seconds = n;
+  else c.backoff_limit = n;
+  return Status::Ok();
+}
+
+// metrics, health and webhook: an address, or (webhook) a certificate file.
+Status ApplyServer(RunConfig& c, const std::string& section, const Setting& s) {
+  if (section == "webhook" && s.key != "bindAddress") {
+    std::string& out = s.key == "certFile" ? c.webhook_cert_file : c.webhook_key_file;
+    out = s.value.as<std::string>();
+    return out.empty() ? InvalidArgument(s.path + ": must name a PEM file") : Status::Ok();
+  }
+  std::string& out = section == "metrics" ? c.metrics_address
+                     : section == "health" ? c.health_address
+                                           : c.webhook_address;
+  out = s.value.as<std::string>();
+  static const std::regex kAddress(R"(0|[0-9a-fA-F.:]*:[0-9]{1,5})");
+  if (!std::regex_match(out, kAddress)) return InvalidArgument(s.path + ": \"" + out + "\" is not host:port, :port or 0");
+  return Status::Ok();
+}
+
+Status Apply(RunConfig& c, const std::string& section, const Setting& s) {
+  if (section == "clientConnection") return ApplyClientConnection(c, s);
+  if (section == "leaderElection") return ApplyLeaderElection(c, s);
+  if (section == "fairSharing") return s.Bool(c.fair_sharing);
+  if (section == "scheduling") return ApplyScheduling(c, s);
+  if (section == "logging") return ApplyLogging(c, s);
+  if (section == "waitForPodsReady") return ApplyWaitForPodsReady(c, s);
+  return ApplyServer(c, section, s);
+}
+
+// Section -> its keys.
+const std::map<std::string, std::set<std::string>>& KnownSettings() {
+  static const std::map<std::string, std::set<std::string>> kKeys = {
+      {"clientConnection", {"qps", "burst", "http2"}},
+      {"leaderElection", {"enabled", "leaseName", "leaseNamespace"}},
+      {"fairSharing", {"enabled"}},
+      {"scheduling", {"batchPeriod", "cpuShare"}},
+      {"logging", {"level", "format"}},
+      {"metrics", {"bindAddress"}},
+      {"health", {"bindAddress"}},
+      {"webhook", {"bindAddress", "certFile", "keyFile"}},
+      {"waitForPodsReady", {"enable", "timeout", "backoffBaseSeconds", "backoffMaxSeconds", "backoffLimitCount"}},
+  };
+  return kKeys;
+}
+
+Status ApplyAll(RunConfig& c, const YAML::Node& root, const std::string& source) {
+  for (const auto& section : root) {
+    const std::string name = section.first.as<std::string>();
+    auto allowed = KnownSettings().find(name);
+    if (allowed == KnownSettings().end()) {
+      return InvalidArgument(source + ": " + name +
+                             ": unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, "
+                             "logging, metrics, health, webhook, waitForPodsReady)");
+    }
+    if (!section.second.IsMap()) return InvalidArgument(source + ": " + name + ": must be a map");
+    for (const auto& kv : section.second) {
+      const std::string key = kv.first.as<std::string>();
+      const std::string path = source + ": " + name + "." + key;
+      if (!allowed->second.count(key)) return InvalidArgument(path + ": unknown setting");
+      if (Status s = Apply(c, name, Setting{key, kv.second, path}); !s.ok()) return s;
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& source) {
@@ -31,98 +173,8 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
   }
   if (root.IsNull()) return c;
   if (!root.IsMap()) return InvalidArgument(source + ": must be a map of settings");
-  // section -> allowed keys
-  const std::map<std::string, std::set<std::string>> kKeys = {
-      {"clientConnection", {"qps", "burst", "http2"}},
-      {"leaderElection", {"enabled", "leaseName", "leaseNamespace"}},
-      {"fairSharing", {"enabled"}},
-      {"scheduling", {"batchPeriod", "cpuShare"}},
-      {"logging", {"level", "format"}},
-      {"metrics", {"bindAddress"}},
-      {"health", {"bindAddress"}},
-      {"webhook", {"bindAddress", "certFile", "keyFile"}},
-      {"waitForPodsReady", {"enable", "timeout", "backoffBaseSeconds", "backoffMaxSeconds", "backoffLimitCount"}},
-  };
   try {
-    for (const auto& section : root) {
-      const std::string name = section.first.as<std::string>();
-      auto allowed = kKeys.find(name);
-      if (allowed == kKeys.end()) {
-        return InvalidArgument(source + ": " + name + ": unknown setting (known: clientConnection, "
-                               "leaderElection, fairSharing, scheduling, logging, metrics, health, webhook, waitForPodsReady)");
-      }
-      if (!section.second.IsMap()) return InvalidArgument(source + ": " + name + ": must be a map");
-      for (const auto& kv : section.second) {
-        const std::string key = kv.first.as<std::string>();
-        const std::string path = source + ": " + name + "." + key;
-        if (!allowed->second.count(key)) return InvalidArgument(path + ": unknown setting");
-        const YAML::Node& v = kv.second;
-        auto as_bool = [&](bool& out) -> Status {
-          try {
-            out = v.as<bool>();
-            return Status::Ok();
-          } catch (const YAML::Exception&) {
-            return InvalidArgument(path + ": must be true or false");
-          }
-        };
-        Status s;
-        if (name == "clientConnection" && key == "qps") {
-          try { c.qps = v.as<double>(); } catch (const YAML::Exception&) { c.qps = -1; }
-          if (!(c.qps > 0)) s = InvalidArgument(path + ": must be a positive number");
-        } else if (name == "clientConnection" && key == "burst") {
-          try { c.burst = v.as<int>(); } catch (const YAML::Exception&) { c.burst = -1; }
-          if (c.burst <= 0) s = InvalidArgument(path + ": must be a positive integer");
-        } else if (name == "clientConnection" && key == "http2") {
-          s = as_bool(c.http2);
-        } else if (name == "leaderElection" && key == "enabled") {
-          s = as_bool(c.leader_election);
-        } else if (name == "leaderElection") {
-          (key == "leaseName" ? c.lease_name : c.lease_namespace) = v.as<std::string>();
-          if ((key == "leaseName" ? c.lease_name : c.lease_namespace).empty()) s = InvalidArgument(path + ": must not be empty");
-        } else if (name == "fairSharing") {
-          s = as_bool(c.fair_sharing);
-        } else if (name == "scheduling" && key == "cpuShare") {
-          try { c.cpu_share = v.as<double>(); } catch (const YAML::Exception&) { c.cpu_share = -1; }
-          if (!(c.cpu_share > 0 && c.cpu_share <= 1)) s = InvalidArgument(path + ": must be a number above 0 and at most 1");
-        } else if (name == "scheduling") {
-          if (!ParseDuration(v.as<std::string>(), c.batch_period)) {
-            s = InvalidArgument(path + ": \"" + v.as<std::string>() + "\" is not a duration such as 100ms or 2s");
-          }
-        } else if (name == "logging" && key == "level") {
-          c.log_level = v.as<std::string>();
-          static const std::set<std::string> kLevels = {"trace", "debug", "info", "warn", "error"};
-          if (!kLevels.count(c.log_level)) s = InvalidArgument(path + ": use one of trace, debug, info, warn, error");
-        } else if (name == "waitForPodsReady") {
-          if (key == "enable") {
-            s = as_bool(c.wait_for_pods_ready);
-          } else if (key == "timeout") {
-            if (!ParseDuration(v.as<std::string>(), c.pods_ready_timeout)) {
-              s = InvalidArgument(path + ": \"" + v.as<std::string>() + "\" is not a duration such as 30s or 5m");
-            }
-          } else {
-            int n = -1;
-            try { n = v.as<int>(); } catch (const YAML::Exception&) {}
-            if (n < (key == "backoffLimitCount" ? 0 : 1)) s = InvalidArgument(path + ": must be a positive integer");
-            else if (key == "backoffBaseSeconds") c.backoff_base_seconds = n;
-            else if (key == "backoffMaxSeconds") c.backoff_max_seconds = n;
-            else c.backoff_limit = n;
-          }
-        } else if (name == "webhook" && key != "bindAddress") {
-          std::string& out = key == "certFile" ? c.webhook_cert_file : c.webhook_key_file;
-          out = v.as<std::string>();
-          if (out.empty()) s = InvalidArgument(path + ": must name a PEM file");
-        } else if (name == "metrics" || name == "health" || name == "webhook") {
-          std::string& out = name == "metrics" ? c.metrics_address : name == "health" ? c.health_address : c.webhook_address;
-          out = v.as<std::string>();
-          static const std::regex kAddress(R"(0|[0-9a-fA-F.:]*:[0-9]{1,5})");
-          if (!std::regex_match(out, kAddress)) s = InvalidArgument(path + ": \"" + out + "\" is not host:port, :port or 0");
-        } else if (name == "logging" && key == "format") {
-          c.log_format = v.as<std::string>();
-          if (c.log_format != "text" && c.log_format != "json") s = InvalidArgument(path + ": use text or json");
-        }
-        if (!s.ok()) return s;
-      }
-    }
+    if (Status s = ApplyAll(c, root, source); !s.ok()) return s;
   } catch (const YAML::Exception& e) {
     return InvalidArgument(source + ": " + e.msg);
   }

@@ -8,7 +8,7 @@
 //   leaderElection: {enabled: false, leaseName: rota-controller, leaseNamespace: rota-system}
 //   fairSharing: {enabled: false}
 //   scheduling: {batchPeriod: 200ms,   # after a change, how long more changes gather before a pass
-//                cpuShare: 0.048}      # of a core, at most, for passes under a steady stream of changes
+//                cpuShare: 0.047619}   # (1/21) of a core, at most, for passes under a stream of changes
 //   logging: {level: info, format: text}   # format: text or json
 //   metrics: {bindAddress: ":8080"}          # Prometheus /metrics; "0" turns it off
 //   health: {bindAddress: ":8081"}           # /healthz and /readyz; "0" turns it off
@@ -16,7 +16,8 @@
 //             keyFile: /tmp/k8s-webhook-server/serving-certs/tls.key}   # HTTPS admission webhooks;
 //                                            # off ("0") unless given an address such as ":9443"
 //   waitForPodsReady: {enable: false, timeout: 5m, backoffBaseSeconds: 60, backoffMaxSeconds: 3600,
-//                      backoffLimitCount: 5}   # a gang must be Ready within timeout, or is requeued
+//                      backoffLimitCount: 5}   # a gang must be Ready within timeout, or is requeued;
+//                                              # backoffLimitCount has no default (no limit)
 
 #include <chrono>
 #include <optional>
@@ -31,21 +32,16 @@ struct RunConfig {
   // protection to the apiserver's API Priority and Fairness rather than a low client-side cap.
   double qps = 500;
   int burst = 1000;
-  // HTTP/2 to the apiserver. Off by default: in Kueue's baseline benchmark rota used about 15% less
-  // CPU over HTTP/1.1 when each write had a thread and a connection of its own, and the same CPU
-  // over either once the status writer and the Event sender multiplexed their writes over
-  // Pipelines (docs/controller.md).
+  // HTTP/2 to the apiserver. Off by default: with the writes multiplexed over pipelines it costs
+  // the same CPU as HTTP/1.1, and HTTP/1.1 was the cheaper one before (docs/performance.md).
   bool http2 = false;
   bool leader_election = false;
   std::string lease_name = "rota-controller";
   std::string lease_namespace = "rota-system";
   bool fair_sharing = false;
   // How long the scheduler waits after a change for more changes before a pass. A longer period
-  // means fewer passes, each deciding more at once, and less churn: with 100 ms, half of the
-  // workloads preempted in Kueue's baseline benchmark had been admitted by the pass before. There
-  // (2026-11-24) 100, 150, 200 and 300 ms gave 1,357-1,605, 872, 322-357 and 194 evictions and
-  // 10.4-10.7, 9.0, 8.2-8.6 and 7.5 s of rota's CPU, with the wall time and the small and medium
-  // workloads' admission times within the run-to-run spread (docs/controller.md).
+  // means fewer passes, each deciding more at once, and less churn: a short one preempts
+  // workloads that the pass before had only just admitted (docs/performance.md measures it).
   std::chrono::milliseconds batch_period{200};
   // The share of a core the scheduling loop may use while changes keep coming: after a pass it
   // waits (1 / share - 1) times that pass's CPU time, when that is longer than the batch period
