@@ -326,7 +326,7 @@ int main(int argc, char** argv) {
   std::string kubeconfig, config_file;
   auto* run = app.add_subcommand("run", "Run the controller: admit Workloads by the queues' quotas and write status");
   run->add_option("--kubeconfig", kubeconfig, "kubeconfig file(s), colon-separated (default: $KUBECONFIG, ~/.kube/config, or in-cluster)");
-  run->add_option("--config", config_file, "rota.yaml with client, leader election, fair sharing, scheduling and logging settings");
+  run->add_option("--config", config_file, "rota.yaml: client, leader election, fair sharing, scheduling, logging, metrics, health, webhook and waitForPodsReady settings");
   run->callback([&] { exit_code = RunController(kubeconfig, config_file); });
 
   rota::simulate::Options options;

@@ -34,7 +34,7 @@ command -v go >/dev/null || { log "error: go is not on PATH; the control plane i
 start=$(date +%s)
 mkdir -p "$BIN" "$OUT/src"
 log "building Kubernetes $K8S_VERSION and kwok $KWOK_VERSION with $(go version | cut -d' ' -f3) into $OUT"
-log "a cold build takes a while on 2 cores (measured: see README.md); later runs reuse the cache"
+log "a cold build takes a while on 2 cores (measured: see docs/performance.md); later runs reuse the cache"
 
 # k8s.io/kubernetes requires its staging modules at v0.0.0 and fixes that with replace directives,
 # which Go ignores in a dependency. A wrapper module replaces each one with its published tag.

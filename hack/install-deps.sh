@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git curl ca-certificates openssl
   libcurl4-openssl-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libboost-dev libssl-dev
   libjemalloc-dev libcli11-dev libsimdjson-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev python3 python3-yaml
+  clang clang-format libclang-rt-14-dev python3 python3-yaml
 )
 
 missing=()
@@ -37,4 +37,10 @@ go_minor=$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')
 if ((go_minor < 26)); then
   echo "[deps] error: $(go env GOVERSION) is too old: Kubernetes v1.36 needs Go 1.26 or newer" >&2
   exit 1
+fi
+
+# lizard (PyPI) measures the length of functions for hack/lint.sh.
+if ! python3 -c 'import lizard' 2>/dev/null; then
+  echo "[deps] installing: lizard (PyPI)" >&2
+  python3 -m pip install --quiet lizard >&2 || { echo "[deps] error: cannot install lizard with pip" >&2; exit 1; }
 fi
