@@ -28,6 +28,7 @@
 #include "job_controller.h"
 #include "metrics.h"
 #include "queue_controller.h"
+#include "scheduling/tuning.h"
 #include "rota/apiclient/config.h"
 #include "rota/apiclient/leader.h"
 #include "rota/apiclient/thread_name.h"
@@ -282,7 +283,7 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   // The cache every part reads; each registers its listeners before it starts, and it stops
   // (its threads call those listeners) before any of them is destroyed.
   rota::controller::ClusterCache cache(
-      *client, {std::min<std::chrono::milliseconds>(std::chrono::milliseconds(50), config.batch_period / 2),
+      *client, {std::min(rota::controller::SchedulingTuning{}.max_watch_settle, config.batch_period / 2),
                 [&log](const std::string& m) { log("warn", m); }});
   rota::controller::QueueController controller(cache, *client, config, log, &metrics, &events);
   rota::controller::JobController jobs(*client, cache, log, config, &events, &metrics);
@@ -291,9 +292,9 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
     ~StopFirst() { cache.Stop(); }
   } stop_cache_first{cache};
   std::atomic<bool> standing_by{config.leader_election};
-  Servers servers;
-  if (!StartHttpServers(config, controller, cache, metrics, events, standing_by, log, servers)) return 2;
   rota::webhook::InformerView view(*client, cache);
+  Servers servers;  // (after what their handlers use: they stop first)
+  if (!StartHttpServers(config, controller, cache, metrics, events, standing_by, log, servers)) return 2;
   if (config.webhook_address != "0") cache.Start();  // (the webhooks read it, leader or not)
   if (!StartWebhookServer(config, view, metrics, log, servers)) return 2;
   // Both loops until `stop`: the queue controller on this thread, the Job integration beside it.

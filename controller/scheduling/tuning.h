@@ -13,6 +13,12 @@ struct SchedulingTuning {
   using ms = std::chrono::milliseconds;
   using s = std::chrono::seconds;
 
+  // --- The cache's watches (main.cc) ---
+  // Watches read their events in batches within half the batch period, at most this long,
+  // rather than waking for each: every admission, eviction and finish is a Workload event, and
+  // the loop gathers changes for its batch period anyway.
+  ms max_watch_settle{50};
+
   // --- The loop (pass_trigger.h) ---
   // A pass at least this often, even with no event: it retries failed writes.
   s retry_interval{5};
