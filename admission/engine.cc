@@ -22,10 +22,14 @@ namespace rota::admission {
 
 const char* ToString(PreemptionReason reason) {
   switch (reason) {
-    case PreemptionReason::kInClusterQueue: return "InClusterQueue";
-    case PreemptionReason::kInCohortReclamation: return "InCohortReclamation";
-    case PreemptionReason::kInCohortReclaimWhileBorrowing: return "InCohortReclaimWhileBorrowing";
-    case PreemptionReason::kInCohortFairSharing: return "InCohortFairSharing";
+    case PreemptionReason::kInClusterQueue:
+      return "InClusterQueue";
+    case PreemptionReason::kInCohortReclamation:
+      return "InCohortReclamation";
+    case PreemptionReason::kInCohortReclaimWhileBorrowing:
+      return "InCohortReclaimWhileBorrowing";
+    case PreemptionReason::kInCohortFairSharing:
+      return "InCohortFairSharing";
   }
   return "";
 }
@@ -41,9 +45,12 @@ std::string Amount(int64_t milli) { return Quantity::FromMilli(milli).ToString()
 
 const char* EffectName(TaintEffect e) {
   switch (e) {
-    case TaintEffect::kNoSchedule: return "NoSchedule";
-    case TaintEffect::kPreferNoSchedule: return "PreferNoSchedule";
-    case TaintEffect::kNoExecute: return "NoExecute";
+    case TaintEffect::kNoSchedule:
+      return "NoSchedule";
+    case TaintEffect::kPreferNoSchedule:
+      return "PreferNoSchedule";
+    case TaintEffect::kNoExecute:
+      return "NoExecute";
   }
   return "";
 }
@@ -57,8 +64,7 @@ bool Tolerates(const Toleration& t, const Taint& taint) {
 
 // Whether a requirement on node labels can hold on nodes labelled `labels` for the keys the flavor
 // pins. Keys the flavor does not set are left to the scheduler (they may hold on some node).
-bool RequirementCompatible(const NodeSelectorRequirement& r,
-                           const std::map<std::string, std::string>& labels) {
+bool RequirementCompatible(const NodeSelectorRequirement& r, const std::map<std::string, std::string>& labels) {
   auto it = labels.find(r.key);
   if (it == labels.end()) return true;
   const std::string& v = it->second;
@@ -67,8 +73,10 @@ bool RequirementCompatible(const NodeSelectorRequirement& r,
       return std::find(r.values.begin(), r.values.end(), v) != r.values.end();
     case NodeSelectorRequirement::Op::kNotIn:
       return std::find(r.values.begin(), r.values.end(), v) == r.values.end();
-    case NodeSelectorRequirement::Op::kExists: return true;
-    case NodeSelectorRequirement::Op::kDoesNotExist: return false;
+    case NodeSelectorRequirement::Op::kExists:
+      return true;
+    case NodeSelectorRequirement::Op::kDoesNotExist:
+      return false;
     case NodeSelectorRequirement::Op::kGt:
     case NodeSelectorRequirement::Op::kLt: {
       if (r.values.size() != 1) return false;
@@ -90,8 +98,8 @@ std::string FlavorMismatch(const FlavorSpec& flavor, const PodSetSpec& ps) {
     bool tolerated = std::any_of(ps.tolerations.begin(), ps.tolerations.end(),
                                  [&](const Toleration& t) { return Tolerates(t, taint); });
     if (!tolerated) {
-      return "untolerated taint {" + taint.key + (taint.value.empty() ? "" : "=" + taint.value) +
-             ":" + EffectName(taint.effect) + "} in flavor " + flavor.name;
+      return "untolerated taint {" + taint.key + (taint.value.empty() ? "" : "=" + taint.value) + ":" +
+             EffectName(taint.effect) + "} in flavor " + flavor.name;
     }
   }
   for (const auto& [key, value] : ps.node_selector) {
@@ -103,9 +111,8 @@ std::string FlavorMismatch(const FlavorSpec& flavor, const PodSetSpec& ps) {
   if (!ps.required_affinity.empty()) {
     bool any_term = false;
     for (const auto& term : ps.required_affinity) {
-      if (std::all_of(term.begin(), term.end(), [&](const NodeSelectorRequirement& r) {
-            return RequirementCompatible(r, flavor.node_labels);
-          })) {
+      if (std::all_of(term.begin(), term.end(),
+                      [&](const NodeSelectorRequirement& r) { return RequirementCompatible(r, flavor.node_labels); })) {
         any_term = true;
         break;
       }
@@ -133,7 +140,7 @@ void AddNeed(Needs& needs, int fr, int64_t amount) {
 struct Workload {
   const WorkloadSpec* spec = nullptr;
   uint32_t index = 0;  // its place in Snapshot::workloads
-  int cq = -1;      // node index of its ClusterQueue, or -1
+  int cq = -1;         // node index of its ClusterQueue, or -1
   bool admitted = false;
   bool admitted_this_pass = false;
   bool victim = false;
@@ -143,7 +150,7 @@ struct Workload {
   int32_t priority = 0;
   uint32_t shape = 0;
   std::string_view key;
-  Needs usage;      // what it holds, when admitted
+  Needs usage;  // what it holds, when admitted
 };
 
 // The result of assigning flavors to a whole workload at some set of counts.
@@ -159,7 +166,7 @@ struct Assignment {
 struct ClusterQueue {
   const ClusterQueueSpec* spec = nullptr;
   int node = -1;
-  std::string inactive;  // why it admits nothing, or ""
+  std::string inactive;            // why it admits nothing, or ""
   std::string_view inactive_kept;  // `inactive` as kept for the pending decisions, once needed
   // Per resource group: its resources (index) and flavors (index) in order.
   struct Group {
@@ -168,7 +175,7 @@ struct ClusterQueue {
   };
   std::vector<Group> groups;
   std::unordered_map<int, int> group_of_resource;  // resource -> group
-  std::vector<int> admitted;  // workload indices holding quota here
+  std::vector<int> admitted;                       // workload indices holding quota here
   // Workloads of one shape (the same pod sets with no placement constraints of their own, and
   // the same tier): a deep queue of look-alikes is assigned once per change of the queue's tree,
   // not once per workload, and once one of them at some priority cannot be admitted, the next
@@ -177,14 +184,14 @@ struct ClusterQueue {
     const WorkloadSpec* example = nullptr;  // a workload of this shape
     uint64_t version = ~0ull;               // the tree version `assignment` is for
     Assignment assignment;
-    uint64_t failed_version = ~0ull;        // the tree version of the last failed attempt
+    uint64_t failed_version = ~0ull;  // the tree version of the last failed attempt
     int32_t failed_priority = 0;
     std::string_view failed_reason, failed_message;  // views as in PendingDecision
   };
-  std::deque<Shape> shapes;                                // stable addresses
+  std::deque<Shape> shapes;                                       // stable addresses
   std::unordered_map<uint64_t, std::vector<Shape*>> shape_index;  // by ShapeHash, for shape 0
   std::unordered_map<uint32_t, Shape*> shape_by_number;           // by WorkloadSpec::shape
-  uint32_t last_shape_number = 0;  // the last found by number (0: none), and its entry
+  uint32_t last_shape_number = 0;                                 // the last found by number (0: none), and its entry
   Shape* last_shape = nullptr;
   // StrictFIFO: its head did not fit, and those behind it wait (with this message).
   bool blocked = false;
@@ -346,18 +353,18 @@ class Scheduler {
   std::vector<std::string> resource_names_;
   QuotaTree tree_;
   std::vector<ClusterQueue> cqs_;
-  std::vector<int> cq_of_node_;  // node -> index in cqs_, -1 for a cohort
+  std::vector<int> cq_of_node_;                // node -> index in cqs_, -1 for a cohort
   std::vector<std::vector<int>> cqs_of_root_;  // root node -> indices in cqs_ of its tree's queues
   // The admitted workloads in the snapshot's order, then the pending ones in scheduling order:
   // the passes over thousands of pending workloads read wls_ (and the per-workload vectors
   // below) front to back instead of all over it.
   std::vector<Workload> wls_;
   std::vector<Workload> by_index_;  // (MakeEntries' first layout, in the snapshot's order)
-  std::vector<int> pending_;  // indices into wls_, in scheduling order (so ascending)
+  std::vector<int> pending_;        // indices into wls_, in scheduling order (so ascending)
   // Per workload, whether it was considered: once the pass reaches its change limit, the rest are
   // not. Empty without a limit, where every one is.
   std::vector<char> considered_;
-  Assignment unshaped_;       // CachedAssign's result for a workload without a shape
+  Assignment unshaped_;  // CachedAssign's result for a workload without a shape
   std::vector<std::string_view> pending_reason_, pending_message_;  // per workload: see PendingDecision
   // Keeps a text for the pending decisions to point to.
   std::string_view Keep(std::string text) { return out_.texts.emplace_back(std::move(text)); }
@@ -467,8 +474,7 @@ void Scheduler::BuildTree() {
   for (const auto& q : snap_.cluster_queues) specs.push_back(&q);
   std::sort(specs.begin(), specs.end(),
             [](const ClusterQueueSpec* a, const ClusterQueueSpec* b) { return a->name < b->name; });
-  specs.erase(std::unique(specs.begin(), specs.end(),
-                          [](auto* a, auto* b) { return a->name == b->name; }),
+  specs.erase(std::unique(specs.begin(), specs.end(), [](auto* a, auto* b) { return a->name == b->name; }),
               specs.end());
   for (const ClusterQueueSpec* spec : specs) {
     ClusterQueue cq;
@@ -583,15 +589,17 @@ Assignment Scheduler::Assign(const Workload& w, const std::vector<int32_t>& coun
           const std::string& rname = resource_names_[n.resource];
           const std::string& fname = flavor_specs_[n.flavor]->name;
           switch (n.kind) {
-            case Note::kText: text += n.text; break;
+            case Note::kText:
+              text += n.text;
+              break;
             case Note::kUnused:
               text += "insufficient unused quota for " + rname + " in flavor " + fname + ", " +
                       Amount(n.need - std::max<int64_t>(0, n.limit)) + " more needed";
               break;
             case Note::kMax:
-              text += "insufficient quota for " + rname + " in flavor " + fname +
-                      ", request > maximum capacity (" + Amount(n.need) + " > " + Amount(n.limit) +
-                      ")" + (critical ? " for a workload that never borrows" : "");
+              text += "insufficient quota for " + rname + " in flavor " + fname + ", request > maximum capacity (" +
+                      Amount(n.need) + " > " + Amount(n.limit) + ")" +
+                      (critical ? " for a workload that never borrows" : "");
               break;
           }
         }
@@ -645,8 +653,7 @@ Assignment Scheduler::Assign(const Workload& w, const std::vector<int32_t>& coun
         return nullptr;
       };
       chosen = first([](const Option& o) { return o.mode == Mode::kFit && !o.borrow; });
-      const bool preemption_first =
-          cq.spec->preference == FungibilityPreference::kPreemptionOverBorrowing;
+      const bool preemption_first = cq.spec->preference == FungibilityPreference::kPreemptionOverBorrowing;
       if (!chosen && preemption_first) {
         chosen = first([](const Option& o) { return o.mode == Mode::kPreempt && !o.borrow; });
       }
@@ -820,11 +827,13 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
     if (vcq.node == cq.node) {
       bool ok = false;
       switch (cq.spec->within_cluster_queue) {
-        case WithinClusterQueue::kNever: break;
-        case WithinClusterQueue::kLowerPriority: ok = vp < ws.priority; break;
+        case WithinClusterQueue::kNever:
+          break;
+        case WithinClusterQueue::kLowerPriority:
+          ok = vp < ws.priority;
+          break;
         case WithinClusterQueue::kLowerOrNewerEqualPriority:
-          ok = vp < ws.priority ||
-               (vp == ws.priority && v.spec->creation_time > ws.creation_time);
+          ok = vp < ws.priority || (vp == ws.priority && v.spec->creation_time > ws.creation_time);
           break;
       }
       if (ok) candidates.push_back({vi, PreemptionReason::kInClusterQueue});
@@ -838,11 +847,9 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
     }
     if (within_nominal) {
       bool ok = cq.spec->reclaim_within_cohort == ReclaimWithinCohort::kAny ||
-                (cq.spec->reclaim_within_cohort == ReclaimWithinCohort::kLowerPriority &&
-                 vp < ws.priority);
+                (cq.spec->reclaim_within_cohort == ReclaimWithinCohort::kLowerPriority && vp < ws.priority);
       if (ok) candidates.push_back({vi, PreemptionReason::kInCohortReclamation});
-    } else if (cq.spec->borrow_within_cohort == BorrowWithinCohort::kLowerPriority &&
-               vp < ws.priority &&
+    } else if (cq.spec->borrow_within_cohort == BorrowWithinCohort::kLowerPriority && vp < ws.priority &&
                (!cq.spec->borrow_max_priority_threshold || vp <= *cq.spec->borrow_max_priority_threshold)) {
       candidates.push_back({vi, PreemptionReason::kInCohortReclaimWhileBorrowing});
     }
@@ -856,9 +863,8 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
     return false;
   };
   for (int vi : cq.admitted) consider(vi, cq);
-  if (tree_.node(cq.node).parent >= 0 &&
-      (cq.spec->reclaim_within_cohort != ReclaimWithinCohort::kNever ||
-       cq.spec->borrow_within_cohort != BorrowWithinCohort::kNever)) {
+  if (tree_.node(cq.node).parent >= 0 && (cq.spec->reclaim_within_cohort != ReclaimWithinCohort::kNever ||
+                                          cq.spec->borrow_within_cohort != BorrowWithinCohort::kNever)) {
     for (int oi : cqs_of_root_[static_cast<size_t>(root)]) {
       const ClusterQueue& other = cqs_[static_cast<size_t>(oi)];
       if (other.node == cq.node || !borrowing_in_needed(other.node)) continue;
@@ -874,8 +880,7 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
     const bool xo = x.cq != w.cq, yo = y.cq != w.cq;
     if (xo != yo) return xo;
     if (x.spec->priority != y.spec->priority) return x.spec->priority < y.spec->priority;
-    if (x.spec->admission_time != y.spec->admission_time)
-      return x.spec->admission_time > y.spec->admission_time;
+    if (x.spec->admission_time != y.spec->admission_time) return x.spec->admission_time > y.spec->admission_time;
     return x.spec->key < y.spec->key;
   });
 
@@ -1152,8 +1157,7 @@ void Scheduler::HoldAdmittedQuota(size_t first_pending) {
           amount = u->second;
         } else if (ps) {
           auto r = ps->per_pod.find(resource);
-          if (r != ps->per_pod.end() &&
-              __builtin_mul_overflow(r->second, static_cast<int64_t>(psa.count), &amount))
+          if (r != ps->per_pod.end() && __builtin_mul_overflow(r->second, static_cast<int64_t>(psa.count), &amount))
             amount = kUnlimited;
         }
         AddNeed(needs, FlavorResource(fi, ri), amount);
@@ -1263,8 +1267,7 @@ void Scheduler::ListPending() {
       continue;
     }
     const int32_t position = w.cq < 0 ? -1 : queued[cq_of_node_.at(w.cq)]++;
-    out_.pending.push_back({w.key, pending_reason_[wi], pending_message_[wi],
-                            static_cast<size_t>(w.index), position});
+    out_.pending.push_back({w.key, pending_reason_[wi], pending_message_[wi], static_cast<size_t>(w.index), position});
   }
 }
 
@@ -1312,8 +1315,10 @@ uint32_t ShapeTable::Of(const WorkloadSpec& w) {
   for (const auto& ps : w.pod_sets) {
     add_text(ps.name);
     add_number(ps.count);
-    if (ps.min_count) add_number(*ps.min_count);
-    else text.append("-;");
+    if (ps.min_count)
+      add_number(*ps.min_count);
+    else
+      text.append("-;");
     add_number(static_cast<int64_t>(ps.per_pod.size()));
     for (const auto& [resource, amount] : ps.per_pod) {
       add_text(resource);

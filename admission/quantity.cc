@@ -55,7 +55,6 @@ int128 Pow10(int n) {
   return r;
 }
 
-
 }  // namespace
 
 Result<Quantity> Quantity::Parse(std::string_view text) {
@@ -186,8 +185,7 @@ std::string Quantity::ToString() const {
     if (magnitude < 1024 * 1000 || magnitude % 1000 != 0) format = Format::kDecimalSI;
   }
   if (format == Format::kBinarySI) {
-    static constexpr std::array<std::string_view, 7> kBinary{"", "Ki", "Mi", "Gi",
-                                                             "Ti", "Pi", "Ei"};
+    static constexpr std::array<std::string_view, 7> kBinary{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
     int128 units = magnitude / 1000;
     size_t power = 0;
     while (power + 1 < kBinary.size() && units % 1024 == 0) {
@@ -213,14 +211,29 @@ std::string Quantity::ToString() const {
     if (exponent != 0) suffix = "e" + std::to_string(exponent);
   } else {
     switch (exponent) {
-      case -3: suffix = "m"; break;
-      case 0: break;
-      case 3: suffix = "k"; break;
-      case 6: suffix = "M"; break;
-      case 9: suffix = "G"; break;
-      case 12: suffix = "T"; break;
-      case 15: suffix = "P"; break;
-      default: suffix = "e" + std::to_string(exponent); break;  // not reachable in int64 milli
+      case -3:
+        suffix = "m";
+        break;
+      case 0:
+        break;
+      case 3:
+        suffix = "k";
+        break;
+      case 6:
+        suffix = "M";
+        break;
+      case 9:
+        suffix = "G";
+        break;
+      case 12:
+        suffix = "T";
+        break;
+      case 15:
+        suffix = "P";
+        break;
+      default:
+        suffix = "e" + std::to_string(exponent);
+        break;  // not reachable in int64 milli
     }
   }
   return sign + digits_of(magnitude) + suffix;

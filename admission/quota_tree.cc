@@ -52,8 +52,7 @@ int64_t QuotaTree::Available(int n, int fr) const {
   if (q.borrowing_limit[fr] < kUnlimited) {
     const int64_t stored_in_parent = q.subtree[fr] - guaranteed;
     const int64_t used_in_parent = std::max<int64_t>(0, q.usage[fr] - guaranteed);
-    from_parent =
-        std::min(from_parent, SatAdd(stored_in_parent - used_in_parent, q.borrowing_limit[fr]));
+    from_parent = std::min(from_parent, SatAdd(stored_in_parent - used_in_parent, q.borrowing_limit[fr]));
   }
   return SatAdd(local, std::max<int64_t>(0, from_parent));
 }

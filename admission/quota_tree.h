@@ -37,7 +37,7 @@ struct QuotaNode {
   bool is_cluster_queue = false;
   int parent = -1;
   std::vector<int> children;
-  std::vector<int64_t> nominal;         // per fr
+  std::vector<int64_t> nominal;          // per fr
   std::vector<int64_t> borrowing_limit;  // per fr; kUnlimited when absent
   std::vector<int64_t> lending_limit;    // per fr; kUnlimited when absent
   std::vector<int64_t> subtree;
@@ -102,8 +102,8 @@ class QuotaTree {
   int fr_count_ = 0;
   std::vector<QuotaNode> nodes_;
   uint64_t version_ = 0;
-  std::vector<int> root_;                // per node
-  std::vector<uint64_t> tree_version_;   // per root node
+  std::vector<int> root_;               // per node
+  std::vector<uint64_t> tree_version_;  // per root node
 };
 
 }  // namespace rota::admission::internal

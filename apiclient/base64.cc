@@ -12,8 +12,8 @@ bool Base64Decode(const std::string& in, std::string& out) {
     if (c != '\n' && c != '\r' && c != ' ' && c != '\t') clean.push_back(c);
   if (clean.size() % 4 != 0) return false;
   std::vector<unsigned char> buf(clean.size() / 4 * 3 + 1);
-  const int n = EVP_DecodeBlock(buf.data(), reinterpret_cast<const unsigned char*>(clean.data()),
-                                static_cast<int>(clean.size()));
+  const int n =
+      EVP_DecodeBlock(buf.data(), reinterpret_cast<const unsigned char*>(clean.data()), static_cast<int>(clean.size()));
   if (n < 0) return false;
   size_t len = static_cast<size_t>(n);
   // EVP_DecodeBlock counts padding as zero bytes; drop them.

@@ -89,10 +89,14 @@ int RetryAfterSeconds(const HttpResponse& resp) {
 
 const char* ContentType(PatchType t) {
   switch (t) {
-    case PatchType::kMerge: return "Content-Type: application/merge-patch+json";
-    case PatchType::kJson: return "Content-Type: application/json-patch+json";
-    case PatchType::kStrategicMerge: return "Content-Type: application/strategic-merge-patch+json";
-    case PatchType::kApply: return "Content-Type: application/apply-patch+yaml";
+    case PatchType::kMerge:
+      return "Content-Type: application/merge-patch+json";
+    case PatchType::kJson:
+      return "Content-Type: application/json-patch+json";
+    case PatchType::kStrategicMerge:
+      return "Content-Type: application/strategic-merge-patch+json";
+    case PatchType::kApply:
+      return "Content-Type: application/apply-patch+yaml";
   }
   return "";
 }
@@ -225,7 +229,9 @@ Json ParseKeepingSlowly(std::string_view text, int object_depth, Keep keep) {
 class FastKeeper {
  public:
   FastKeeper(int object_depth, Keep keep)
-      : object_depth_(object_depth), keep_(keep), trims_(keep == Keep::kAllButManagedFields || keep == Keep::kMetadata) {}
+      : object_depth_(object_depth),
+        keep_(keep),
+        trims_(keep == Keep::kAllButManagedFields || keep == Keep::kMetadata) {}
 
   Json Build(simdjson::dom::element e, int depth, bool is_metadata) const {
     using T = simdjson::dom::element_type;
@@ -235,7 +241,8 @@ class FastKeeper {
         for (simdjson::dom::key_value_pair field : simdjson::dom::object(e)) {
           if (trims_ && Drops(field.key, depth, is_metadata)) continue;
           // The last of repeated keys wins, as with nlohmann's parser.
-          out[std::string(field.key)] = Build(field.value, depth + 1, depth == object_depth_ && field.key == "metadata");
+          out[std::string(field.key)] =
+              Build(field.value, depth + 1, depth == object_depth_ && field.key == "metadata");
         }
         return out;
       }
@@ -244,22 +251,28 @@ class FastKeeper {
         for (simdjson::dom::element item : simdjson::dom::array(e)) out.push_back(Build(item, depth + 1, false));
         return out;
       }
-      case T::STRING: return Json(std::string(std::string_view(e)));
+      case T::STRING:
+        return Json(std::string(std::string_view(e)));
       case T::INT64: {  // nlohmann reads a number without a sign as unsigned; so does this
         const int64_t v = int64_t(e);
         return v >= 0 ? Json(static_cast<uint64_t>(v)) : Json(v);
       }
-      case T::UINT64: return Json(uint64_t(e));
-      case T::DOUBLE: return Json(double(e));
-      case T::BOOL: return Json(bool(e));
-      case T::NULL_VALUE: return Json(nullptr);
+      case T::UINT64:
+        return Json(uint64_t(e));
+      case T::DOUBLE:
+        return Json(double(e));
+      case T::BOOL:
+        return Json(bool(e));
+      case T::NULL_VALUE:
+        return Json(nullptr);
     }
     return Json();
   }
 
  private:
   bool Drops(std::string_view key, int depth, bool is_metadata) const {
-    if (depth == object_depth_) return keep_ == Keep::kMetadata && key != "metadata" && key != "apiVersion" && key != "kind";
+    if (depth == object_depth_)
+      return keep_ == Keep::kMetadata && key != "metadata" && key != "apiVersion" && key != "kind";
     return depth == object_depth_ + 1 && is_metadata && key == "managedFields";
   }
 
@@ -286,7 +299,8 @@ Json ParseKeeping(std::string_view text, int object_depth, Keep keep) {
   // What simdjson refuses (text that is not JSON, or a number beyond 64 bits, which nlohmann
   // reads as a double) goes the slower way, which also reads the metadata of a cut-off text.
   simdjson::dom::element root;
-  if (text.size() > simdjson::SIMDJSON_MAXSIZE_BYTES || parser.parse(text.data(), text.size()).get(root) != simdjson::SUCCESS) {
+  if (text.size() > simdjson::SIMDJSON_MAXSIZE_BYTES ||
+      parser.parse(text.data(), text.size()).get(root) != simdjson::SUCCESS) {
     return ParseKeepingSlowly(text, object_depth, keep);
   }
   return FastKeeper(object_depth, keep).Build(root, 1, false);
@@ -309,7 +323,9 @@ Result<std::unique_ptr<Client>> Client::Create(const RestConfig& config, Clock& 
 }
 
 Client::Client(RestConfig config, Clock& clock, std::unique_ptr<Transport> transport)
-    : config_(std::move(config)), clock_(clock), transport_(std::move(transport)),
+    : config_(std::move(config)),
+      clock_(clock),
+      transport_(std::move(transport)),
       bucket_(clock, config_.qps, config_.burst) {}
 
 Client::~Client() = default;
@@ -344,8 +360,8 @@ ApiResult<Json> Client::Interpret(const Request& req, const HttpResponse& resp, 
     if (resp.body.empty() || req.keep == Keep::kNothing) return Json::object();
     Json body = ParseKeeping(resp.body, req.object_depth, req.keep);
     if (body.is_discarded()) {
-      return ApiError{static_cast<int>(resp.status), "InvalidResponse",
-                      "the apiserver sent a body that is not JSON", Json(), Retry::kBackoff};
+      return ApiError{static_cast<int>(resp.status), "InvalidResponse", "the apiserver sent a body that is not JSON",
+                      Json(), Retry::kBackoff};
     }
     return body;
   }
@@ -354,8 +370,7 @@ ApiResult<Json> Client::Interpret(const Request& req, const HttpResponse& resp, 
   // repeat) on connection errors.
   constexpr int kAttempts = 5;
   const int retry_after = RetryAfterSeconds(resp);
-  const bool resend = (err.code == 429) || (err.code >= 500 && retry_after > 0) ||
-                      (err.code == 0 && req.idempotent);
+  const bool resend = (err.code == 429) || (err.code >= 500 && retry_after > 0) || (err.code == 0 && req.idempotent);
   if (resend && attempt < kAttempts) {
     again = retry_after > 0 ? std::chrono::duration_cast<Clock::Duration>(std::chrono::seconds(retry_after))
                             : std::chrono::duration_cast<Clock::Duration>(backoff.Next());
@@ -425,7 +440,8 @@ void Client::Pipeline::Send(uint64_t id, Pending& p) {
 std::vector<std::pair<uint64_t, ApiResult<Json>>> Client::Pipeline::Poll(std::chrono::milliseconds timeout) {
   // Resends that are due go first; a Poll waits no longer than the next one's time.
   Clock& clock = client_.clock_;
-  for (auto due = state_->retry_at.begin(); due != state_->retry_at.end() && due->first <= clock.Now(); due = state_->retry_at.erase(due)) {
+  for (auto due = state_->retry_at.begin(); due != state_->retry_at.end() && due->first <= clock.Now();
+       due = state_->retry_at.erase(due)) {
     auto p = state_->pending.find(due->second);
     if (p != state_->pending.end()) Send(p->first, p->second);
   }
@@ -515,16 +531,16 @@ ApiResult<Json> Client::Update(const Resource& r, const std::string& ns, const J
   return Do({"PUT", Path(r, ns, name, subresource), object.dump(), {"Content-Type: application/json"}, true});
 }
 
-Client::Request Client::PatchRequest(const Resource& r, const std::string& ns, const std::string& name,
-                                     PatchType type, const Json& body, const PatchOptions& o) const {
+Client::Request Client::PatchRequest(const Resource& r, const std::string& ns, const std::string& name, PatchType type,
+                                     const Json& body, const PatchOptions& o) const {
   std::string q;
   if (!o.field_manager.empty()) q += "?fieldManager=" + UrlEncode(o.field_manager);
   if (type == PatchType::kApply && o.force) q += std::string(q.empty() ? "?" : "&") + "force=true";
   return {"PATCH", Path(r, ns, name, o.subresource) + q, body.dump(), {ContentType(type)}, true, o.keep};
 }
 
-ApiResult<Json> Client::Patch(const Resource& r, const std::string& ns, const std::string& name,
-                              PatchType type, const Json& body, const PatchOptions& o) {
+ApiResult<Json> Client::Patch(const Resource& r, const std::string& ns, const std::string& name, PatchType type,
+                              const Json& body, const PatchOptions& o) {
   return Do(PatchRequest(r, ns, name, type, body, o));
 }
 
@@ -550,8 +566,7 @@ ApiResult<std::string> Client::GetRaw(const std::string& path) {
 }
 
 ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, const WatchOptions& o,
-                                     const std::function<bool(WatchEvent&)>& on_event,
-                                     const std::atomic<bool>* stop) {
+                                     const std::function<bool(WatchEvent&)>& on_event, const std::atomic<bool>* stop) {
   std::string q = "?watch=1";
   auto add = [&](const std::string& k, const std::string& v) {
     if (!v.empty()) q += "&" + k + "=" + UrlEncode(v);
@@ -570,7 +585,8 @@ ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, c
     if (line.empty()) return true;
     Json ev = ParseKeeping(line, /*object_depth=*/2, o.keep);
     if (!ev.is_object() || !ev.contains("type")) {
-      stream_error = ApiError{0, "InvalidResponse", "malformed watch event: " + std::string(line.substr(0, 200)), Json(), Retry::kBackoff};
+      stream_error = ApiError{0, "InvalidResponse", "malformed watch event: " + std::string(line.substr(0, 200)),
+                              Json(), Retry::kBackoff};
       return false;
     }
     WatchEvent event{ev["type"].get<std::string>(), ev.contains("object") ? std::move(ev["object"]) : Json()};

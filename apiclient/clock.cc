@@ -44,8 +44,7 @@ void FakeClock::SleepFor(Duration d) {
   --waiters_;
 }
 
-void FakeClock::WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                          TimePoint deadline) {
+void FakeClock::WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, TimePoint deadline) {
   {
     std::lock_guard<std::mutex> l(mu_);
     if (now_ >= deadline) return;
@@ -55,8 +54,7 @@ void FakeClock::WaitUntil(std::condition_variable& cv, std::unique_lock<std::mut
   cv.wait(lock);  // woken by the caller's own notify, or by Advance
   std::lock_guard<std::mutex> l(mu_);
   --waiters_;
-  waiting_cvs_.erase(std::find(waiting_cvs_.begin(), waiting_cvs_.end(),
-                               std::make_pair(&cv, lock.mutex())));
+  waiting_cvs_.erase(std::find(waiting_cvs_.begin(), waiting_cvs_.end(), std::make_pair(&cv, lock.mutex())));
 }
 
 void FakeClock::Advance(Duration d) {
@@ -99,7 +97,8 @@ TokenBucket::TokenBucket(Clock& clock, double qps, int burst)
     : clock_(clock), qps_(qps), burst_(burst), tokens_(burst), last_refill_(clock.Now()) {}
 
 void TokenBucket::RefillLocked(Clock::TimePoint now) {
-  if (qps_ > 0) tokens_ = std::min<double>(burst_, tokens_ + std::chrono::duration<double>(now - last_refill_).count() * qps_);
+  if (qps_ > 0)
+    tokens_ = std::min<double>(burst_, tokens_ + std::chrono::duration<double>(now - last_refill_).count() * qps_);
   last_refill_ = now;
 }
 
@@ -115,7 +114,7 @@ Clock::Duration TokenBucket::Reserve() {
 
 void TokenBucket::SetRate(double qps) {
   std::lock_guard<std::mutex> l(mu_);
-  RefillLocked(clock_.Now());  // what the old rate gave until now
+  RefillLocked(clock_.Now());                  // what the old rate gave until now
   if (qps_ <= 0 && qps > 0) tokens_ = burst_;  // (unlimited until now: a full bucket)
   qps_ = qps;
 }

@@ -102,8 +102,8 @@ Result<RestConfig> LoadKubeconfig(const std::string& paths_arg, const std::strin
     const std::string user_name = ctx->second.node["user"].as<std::string>("");
     auto cl = clusters.find(cluster_name);
     if (cl == clusters.end()) {
-      return InvalidArgument(ctx->second.file + ": contexts[" + context_name + "].cluster: cluster \"" +
-                             cluster_name + "\" is not defined");
+      return InvalidArgument(ctx->second.file + ": contexts[" + context_name + "].cluster: cluster \"" + cluster_name +
+                             "\" is not defined");
     }
     const Entry& c = cl->second;
     const std::string where = c.file + ": clusters[" + cluster_name + "]";
@@ -115,7 +115,8 @@ Result<RestConfig> LoadKubeconfig(const std::string& paths_arg, const std::strin
     cfg.tls_server_name = c.node["tls-server-name"].as<std::string>("");
     cfg.ca_file = Resolve(c, c.node["certificate-authority"].as<std::string>(""));
     if (c.node["certificate-authority-data"]) {
-      auto d = DecodeData(c, "clusters[" + cluster_name + "].certificate-authority-data", c.node["certificate-authority-data"]);
+      auto d = DecodeData(c, "clusters[" + cluster_name + "].certificate-authority-data",
+                          c.node["certificate-authority-data"]);
       if (!d.ok()) return d.status();
       cfg.ca_data = *d;
     }
@@ -139,8 +140,8 @@ Result<RestConfig> LoadKubeconfig(const std::string& paths_arg, const std::strin
                                "token, token file or client certificate");
       }
     } else if (!user_name.empty()) {
-      return InvalidArgument(ctx->second.file + ": contexts[" + context_name + "].user: user \"" +
-                             user_name + "\" is not defined");
+      return InvalidArgument(ctx->second.file + ": contexts[" + context_name + "].user: user \"" + user_name +
+                             "\" is not defined");
     }
   } catch (const YAML::Exception& e) {
     return InvalidArgument(ctx->second.file + ": " + e.msg);

@@ -42,7 +42,9 @@ PatchOptions CountPatch() {
 }  // namespace
 
 EventRecorder::EventRecorder(Client& client, std::string component, EventLimits limits)
-    : client_(client), component_(std::move(component)), limits_(limits),
+    : client_(client),
+      component_(std::move(component)),
+      limits_(limits),
       bucket_(client.clock(), limits.qps, limits.burst),
       seen_(limits.max_remembered),
       buckets_(limits.max_remembered) {}
@@ -137,9 +139,12 @@ void EventRecorder::Send() {
         creating.emplace(next_id, w.ns + "/" + w.name);
       } else if (w.kind == Write::Kind::kCount) {
         const std::string event = w.ns + "/" + w.name;
-        const bool waits = std::any_of(creating.begin(), creating.end(), [&](const auto& c) { return c.second == event; });
-        if (waits) counts_waiting[event] = std::move(w);
-        else count(w);
+        const bool waits =
+            std::any_of(creating.begin(), creating.end(), [&](const auto& c) { return c.second == event; });
+        if (waits)
+          counts_waiting[event] = std::move(w);
+        else
+          count(w);
       }
     }
     if (pipeline_->in_flight() == 0) continue;
@@ -154,12 +159,14 @@ void EventRecorder::Send() {
   }
 }
 
-bool EventRecorder::Record(const ObjectReference& object, const std::string& type,
-                           const std::string& reason, const std::string& message) {
+bool EventRecorder::Record(const ObjectReference& object, const std::string& type, const std::string& reason,
+                           const std::string& message) {
   Write w = Decide(object, type, reason, message);
   switch (w.kind) {
-    case Write::Kind::kNone: return false;
-    case Write::Kind::kCreate: return client_.Create(resources::kEvents, w.ns, w.body, Keep::kNothing).ok();
+    case Write::Kind::kNone:
+      return false;
+    case Write::Kind::kCreate:
+      return client_.Create(resources::kEvents, w.ns, w.body, Keep::kNothing).ok();
     case Write::Kind::kCount:
       return client_.Patch(resources::kEvents, w.ns, w.name, PatchType::kMerge, w.body, CountPatch()).ok();
   }

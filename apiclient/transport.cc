@@ -29,7 +29,8 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
                  [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
     std::string_view value = line.substr(kRetryAfter.size());
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))
+      value.remove_suffix(1);
     st->resp->retry_after = value;
   }
   return size * n;
@@ -74,10 +75,9 @@ Result<std::unique_ptr<Transport>> Transport::Create(const RestConfig& config) {
   if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
     return InvalidArgument("server \"" + config.server + "\" must start with https:// (or http://)");
   }
-  for (const auto& [what, path] : {std::pair{"certificate-authority", config.ca_file},
-                                   std::pair{"client-certificate", config.client_cert_file},
-                                   std::pair{"client-key", config.client_key_file},
-                                   std::pair{"tokenFile", config.token_file}}) {
+  for (const auto& [what, path] :
+       {std::pair{"certificate-authority", config.ca_file}, std::pair{"client-certificate", config.client_cert_file},
+        std::pair{"client-key", config.client_key_file}, std::pair{"tokenFile", config.token_file}}) {
     if (!path.empty() && !std::filesystem::exists(path)) {
       return InvalidArgument(std::string(what) + " file \"" + path + "\" does not exist");
     }
@@ -171,10 +171,14 @@ void Transport::Prepare(Call& c) {
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, config_.insecure ? 0L : 1L);
   curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, config_.insecure ? 0L : 2L);
   c.ca = curl_blob{const_cast<char*>(config_.ca_data.data()), config_.ca_data.size(), CURL_BLOB_NOCOPY};
-  if (!config_.ca_data.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &c.ca);
-  else if (!config_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, config_.ca_file.c_str());
-  c.cert = curl_blob{const_cast<char*>(config_.client_cert_data.data()), config_.client_cert_data.size(), CURL_BLOB_NOCOPY};
-  c.key = curl_blob{const_cast<char*>(config_.client_key_data.data()), config_.client_key_data.size(), CURL_BLOB_NOCOPY};
+  if (!config_.ca_data.empty())
+    curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &c.ca);
+  else if (!config_.ca_file.empty())
+    curl_easy_setopt(curl, CURLOPT_CAINFO, config_.ca_file.c_str());
+  c.cert =
+      curl_blob{const_cast<char*>(config_.client_cert_data.data()), config_.client_cert_data.size(), CURL_BLOB_NOCOPY};
+  c.key =
+      curl_blob{const_cast<char*>(config_.client_key_data.data()), config_.client_key_data.size(), CURL_BLOB_NOCOPY};
   if (!config_.client_cert_data.empty()) {
     curl_easy_setopt(curl, CURLOPT_SSLCERT_BLOB, &c.cert);
     curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");

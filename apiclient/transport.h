@@ -31,13 +31,13 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
-  long status = 0;                            // 0: the request did not complete
+  long status = 0;  // 0: the request did not complete
   std::string body;
   // Of the headers, only what the client reads: Retry-After ("" when absent). Keeping every
   // header cost each reply a few allocations apiece, for nothing.
   std::string retry_after;
-  std::string transport_error;                // why it did not complete, or ""
-  bool stopped = false;                       // ended by on_data or `stop`
+  std::string transport_error;  // why it did not complete, or ""
+  bool stopped = false;         // ended by on_data or `stop`
 };
 
 class Transport {
@@ -68,9 +68,9 @@ class Transport {
 
    private:
     Transport& transport_;
-    void* multi_;                                             // CURLM*
-    std::map<void*, std::unique_ptr<Call>> calls_;            // by CURL*
-    std::vector<void*> idle_;                                 // easy handles to reuse
+    void* multi_;                                              // CURLM*
+    std::map<void*, std::unique_ptr<Call>> calls_;             // by CURL*
+    std::vector<void*> idle_;                                  // easy handles to reuse
     std::vector<std::pair<uint64_t, HttpResponse>> finished_;  // not yet returned by Poll
   };
   // Connections opened so far (each costs a TCP and TLS handshake; a request on a kept one none).
@@ -80,8 +80,8 @@ class Transport {
   explicit Transport(RestConfig config) : config_(std::move(config)) {}
   void Prepare(Call& c);           // sets c.curl up for c.req
   void Finish(Call& c, int code);  // fills c.resp in from libcurl's result code
-  void* Acquire();           // a CURL*, from the pool or new
-  void Release(void* curl);  // back to the pool
+  void* Acquire();                 // a CURL*, from the pool or new
+  void Release(void* curl);        // back to the pool
   std::string BearerToken();
 
   RestConfig config_;

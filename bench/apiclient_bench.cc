@@ -32,8 +32,8 @@
 #include <boost/beast/ssl.hpp>
 
 #include "rota/apiclient/client.h"
-#include "rota/apiclient/thread_name.h"
 #include "rota/apiclient/informer.h"
+#include "rota/apiclient/thread_name.h"
 
 using namespace rota::apiclient;
 using Clock_ = std::chrono::steady_clock;
@@ -84,9 +84,7 @@ double ApiserverCpuSeconds(Client& client) {
   return at == std::string::npos ? -1 : std::atof(body->c_str() + at + key.size());
 }
 
-double Seconds(Clock_::time_point since) {
-  return std::chrono::duration<double>(Clock_::now() - since).count();
-}
+double Seconds(Clock_::time_point since) { return std::chrono::duration<double>(Clock_::now() - since).count(); }
 
 // Runs `work(i)` for i in [0, n) on `threads` threads.
 void Parallel(int n, int threads, const std::function<bool(int)>& work, std::atomic<int>& failures) {
@@ -151,12 +149,18 @@ int BeastApplies(const RestConfig& cfg, const std::string& ns, int updates, int 
   const std::string port = hostport.substr(hostport.rfind(':') + 1);
   net::io_context io;
   ssl::context ctx(ssl::context::tls_client);
-  if (!cfg.ca_data.empty()) ctx.add_certificate_authority(net::buffer(cfg.ca_data));
-  else if (!cfg.ca_file.empty()) ctx.load_verify_file(cfg.ca_file);
-  if (!cfg.client_cert_data.empty()) ctx.use_certificate_chain(net::buffer(cfg.client_cert_data));
-  else if (!cfg.client_cert_file.empty()) ctx.use_certificate_chain_file(cfg.client_cert_file);
-  if (!cfg.client_key_data.empty()) ctx.use_private_key(net::buffer(cfg.client_key_data), ssl::context::pem);
-  else if (!cfg.client_key_file.empty()) ctx.use_private_key_file(cfg.client_key_file, ssl::context::pem);
+  if (!cfg.ca_data.empty())
+    ctx.add_certificate_authority(net::buffer(cfg.ca_data));
+  else if (!cfg.ca_file.empty())
+    ctx.load_verify_file(cfg.ca_file);
+  if (!cfg.client_cert_data.empty())
+    ctx.use_certificate_chain(net::buffer(cfg.client_cert_data));
+  else if (!cfg.client_cert_file.empty())
+    ctx.use_certificate_chain_file(cfg.client_cert_file);
+  if (!cfg.client_key_data.empty())
+    ctx.use_private_key(net::buffer(cfg.client_key_data), ssl::context::pem);
+  else if (!cfg.client_key_file.empty())
+    ctx.use_private_key_file(cfg.client_key_file, ssl::context::pem);
   ctx.set_verify_mode(cfg.insecure ? ssl::verify_none : ssl::verify_peer);
   const auto endpoints = net::ip::tcp::resolver(io).resolve(host, port);
 
@@ -230,7 +234,8 @@ int main(int argc, char** argv) {
   cfg->burst = 100000;
   auto client = std::move(Client::Create(*cfg).value());
   const std::string ns = "bench-apiclient";
-  (void)client->Create(resources::kNamespaces, "", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+  (void)client->Create(resources::kNamespaces, "",
+                       {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
 
   Json base = Json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
     "metadata": {"labels": {"round": "0"}}, "spec": {"queueName": "gpu", "priority": 100,
@@ -239,12 +244,15 @@ int main(int argc, char** argv) {
     "memory": "256Gi", "nvidia.com/gpu": "4"}}}]}}}]}})");
   std::atomic<int> failures{0};
   auto start = Clock_::now();
-  Parallel(objects, 8, [&](int i) {
-    Json w = base;
-    w["metadata"]["name"] = "wl-" + std::to_string(i);
-    auto r = client->Create(resources::kWorkloads, ns, w);
-    return r.ok() || r.error().IsAlreadyExists();
-  }, failures);
+  Parallel(
+      objects, 8,
+      [&](int i) {
+        Json w = base;
+        w["metadata"]["name"] = "wl-" + std::to_string(i);
+        auto r = client->Create(resources::kWorkloads, ns, w);
+        return r.ok() || r.error().IsAlreadyExists();
+      },
+      failures);
   std::printf("created   %6d workloads in %6.1f s  (%7.0f objects/s, %d failed)\n", objects, Seconds(start),
               objects / Seconds(start), failures.load());
 
@@ -275,38 +283,56 @@ int main(int argc, char** argv) {
   while (!informer.HasSynced()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const double sync_s = Seconds(start);
   const int64_t rss_after = ResidentBytes();
-  std::printf("informer  %6zu cached in    %6.2f s  (%7.0f objects/s); resident memory +%.1f MiB = %.0f bytes per cached object\n",
-              informer.Size(), sync_s, informer.Size() / sync_s, (rss_after - rss_before) / 1048576.0,
-              static_cast<double>(rss_after - rss_before) / static_cast<double>(std::max<size_t>(1, informer.Size())));
+  std::printf(
+      "informer  %6zu cached in    %6.2f s  (%7.0f objects/s); resident memory +%.1f MiB = %.0f bytes per cached "
+      "object\n",
+      informer.Size(), sync_s, informer.Size() / sync_s, (rss_after - rss_before) / 1048576.0,
+      static_cast<double>(rss_after - rss_before) / static_cast<double>(std::max<size_t>(1, informer.Size())));
 
   auto watch_cpu = [] { return ThreadCpu("watch/workloads"); };  // the informer's watch thread
   const double watch_cpu_before = watch_cpu();
   start = Clock_::now();
   failures = 0;
-  Parallel(updates, 8, [&](int i) {
-    return client->Patch(resources::kWorkloads, ns, "wl-" + std::to_string(i), PatchType::kMerge,
-                         {{"metadata", {{"labels", {{"round", round}}}}}}).ok();
-  }, failures);
+  Parallel(
+      updates, 8,
+      [&](int i) {
+        return client
+            ->Patch(resources::kWorkloads, ns, "wl-" + std::to_string(i), PatchType::kMerge,
+                    {{"metadata", {{"labels", {{"round", round}}}}}})
+            .ok();
+      },
+      failures);
   const double patch_s = Seconds(start);
-  while (seen_updates < updates - failures && Seconds(start) < 120) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  while (seen_updates < updates - failures && Seconds(start) < 120)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const double watch_s = Seconds(start);
-  std::printf("patched   %6d workloads in %6.1f s  (%7.0f updates/s); informer saw %d of them after %.1f s (%7.0f updates/s through the watch); its watch thread %.0f us of CPU per update\n",
-              updates, patch_s, updates / patch_s, seen_updates.load(), watch_s, seen_updates / watch_s,
-              1e6 * (watch_cpu() - watch_cpu_before) / std::max(1, seen_updates.load()));
+  std::printf(
+      "patched   %6d workloads in %6.1f s  (%7.0f updates/s); informer saw %d of them after %.1f s (%7.0f updates/s "
+      "through the watch); its watch thread %.0f us of CPU per update\n",
+      updates, patch_s, updates / patch_s, seen_updates.load(), watch_s, seen_updates / watch_s,
+      1e6 * (watch_cpu() - watch_cpu_before) / std::max(1, seen_updates.load()));
 
   // An admission as a controller writes it: the assignment and two conditions.
   auto admission_status = [&](int i, const std::string& message) {
-    Json c = {{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"},
-              {"message", message}, {"lastTransitionTime", "2026-11-23T00:00:00Z"}};
+    Json c = {{"type", "QuotaReserved"},
+              {"status", "True"},
+              {"reason", "QuotaReserved"},
+              {"message", message},
+              {"lastTransitionTime", "2026-11-23T00:00:00Z"}};
     Json a = c;
     a["type"] = "Admitted";
     a["reason"] = "Admitted";
-    return Json{{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "Workload"},
+    return Json{{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                {"kind", "Workload"},
                 {"metadata", {{"name", "wl-" + std::to_string(i)}, {"namespace", ns}}},
-                {"status", {{"admission", {{"clusterQueue", "team-a"}, {"podSetAssignments", Json::array({
-                    {{"name", "main"}, {"count", 4}, {"flavors", {{"nvidia.com/gpu", "a100"}}},
-                     {"resourceUsage", {{"nvidia.com/gpu", "4"}}}}})}}},
-                            {"conditions", Json::array({c, a})}}}};
+                {"status",
+                 {{"admission",
+                   {{"clusterQueue", "team-a"},
+                    {"podSetAssignments", Json::array({{{"name", "main"},
+                                                        {"count", 4},
+                                                        {"flavors", {{"nvidia.com/gpu", "a100"}}},
+                                                        {"resourceUsage", {{"nvidia.com/gpu", "4"}}}}})}}},
+                  {"conditions", Json::array({c, a})}}}};
   };
   int total_failures = failures;
   auto round_label = [&](int r) { return round + "-" + std::to_string(r); };  // each write a change
@@ -331,18 +357,24 @@ int main(int argc, char** argv) {
     const double client_before = ClientCpu();
     start = Clock_::now();
     failures = 0;
-    Parallel(updates, 8, [&](int i) {
-      return client->Patch(resources::kWorkloads, ns, "wl-" + std::to_string(i), type,
-                           admission_status(i, std::string("Quota reserved by ") + verb + " " + round), options).ok();
-    }, failures);
+    Parallel(
+        updates, 8,
+        [&](int i) {
+          return client
+              ->Patch(resources::kWorkloads, ns, "wl-" + std::to_string(i), type,
+                      admission_status(i, std::string("Quota reserved by ") + verb + " " + round), options)
+              .ok();
+        },
+        failures);
     const double write_s = Seconds(start);
     const double cpu_after = ApiserverCpuSeconds(*client);
     const double client_cpu = ClientCpu() - client_before;
     total_failures += failures;
-    std::printf("status %s: %d workloads in %.1f s (%.0f writes/s, %d failed); apiserver CPU %.2f ms per write (-1: unreadable); client CPU %.0f us per write\n",
-                verb, updates, write_s, updates / write_s, failures.load(),
-                cpu_before < 0 || cpu_after < 0 ? -1.0 : 1000 * (cpu_after - cpu_before) / updates,
-                1e6 * client_cpu / updates);
+    std::printf(
+        "status %s: %d workloads in %.1f s (%.0f writes/s, %d failed); apiserver CPU %.2f ms per write (-1: "
+        "unreadable); client CPU %.0f us per write\n",
+        verb, updates, write_s, updates / write_s, failures.load(),
+        cpu_before < 0 || cpu_after < 0 ? -1.0 : 1000 * (cpu_after - cpu_before) / updates, 1e6 * client_cpu / updates);
   }
   // The same apply patches (reply unread, as rota's queue status) from one thread keeping 8 in
   // flight through a Pipeline (libcurl's multi interface), as rota's status writer sends them,
@@ -367,16 +399,23 @@ int main(int argc, char** argv) {
         });
         sender.join();
       } else {
-        Parallel(updates, 8, [&](int i) {
-          return client->Patch(resources::kWorkloads, ns, "wl-" + std::to_string(i), PatchType::kApply,
-                               admission_status(i, "Quota reserved by " + label + " " + round_label(round)), options).ok();
-        }, failures);
+        Parallel(
+            updates, 8,
+            [&](int i) {
+              return client
+                  ->Patch(resources::kWorkloads, ns, "wl-" + std::to_string(i), PatchType::kApply,
+                          admission_status(i, "Quota reserved by " + label + " " + round_label(round)), options)
+                  .ok();
+            },
+            failures);
       }
       const double write_s = Seconds(start);
       total_failures += failures;
-      std::printf("status apply, reply unread, %s: %d workloads in %.1f s (%.0f writes/s, %d failed); client CPU %.0f us per write\n",
-                  pipelined ? "one thread, 8 in flight (Pipeline)" : "8 threads, one each", updates, write_s,
-                  updates / write_s, failures.load(), 1e6 * (ClientCpu() - client_before) / updates);
+      std::printf(
+          "status apply, reply unread, %s: %d workloads in %.1f s (%.0f writes/s, %d failed); client CPU %.0f us per "
+          "write\n",
+          pipelined ? "one thread, 8 in flight (Pipeline)" : "8 threads, one each", updates, write_s, updates / write_s,
+          failures.load(), 1e6 * (ClientCpu() - client_before) / updates);
     }
   }
   // The same applies through Boost.Beast instead of libcurl (see BeastApplies), against the
@@ -403,9 +442,11 @@ int main(int argc, char** argv) {
       });
       sender.join();
       total_failures += failed;
-      std::printf("status apply, reply unread, one thread, 8 in flight, %s: %d workloads in %.1f s (%d failed); client CPU %.0f us per write\n",
-                  beast ? "Boost.Beast over HTTP/1.1" : "libcurl Pipeline", updates, Seconds(start), failed,
-                  1e6 * (ClientCpu() - client_before) / updates);
+      std::printf(
+          "status apply, reply unread, one thread, 8 in flight, %s: %d workloads in %.1f s (%d failed); client CPU "
+          "%.0f us per write\n",
+          beast ? "Boost.Beast over HTTP/1.1" : "libcurl Pipeline", updates, Seconds(start), failed,
+          1e6 * (ClientCpu() - client_before) / updates);
     }
   }
   informer.Stop();

@@ -52,12 +52,14 @@ std::string PendingWorkload(int i) {
   const std::string name = std::string(kind) + "-" + std::to_string(i % 7) + "-" + std::to_string(i) + "-0";
   char uid[40];
   std::snprintf(uid, sizeof(uid), "%08x-8c3d-4d6e-9f71-%012x", i, i * 7919);
-  return R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{"name":")" + name + R"(","namespace":")" + ns +
-         R"(","uid":")" + uid + R"(","resourceVersion":")" + std::to_string(100000 + i) +
+  return R"({"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{"name":")" + name +
+         R"(","namespace":")" + ns + R"(","uid":")" + uid + R"(","resourceVersion":")" + std::to_string(100000 + i) +
          R"(","generation":1,"creationTimestamp":"2026-11-23T10:40:11Z","labels":{"kueue.x-k8s.io/job-uid":")" + name +
          R"(","kueue.x-k8s.io/running-time":"200ms"}},"spec":{"active":true,"podSets":[{"name":"main","count":1,"template":)"
          R"({"spec":{"containers":[{"name":"c","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"cpu":")" +
-         (kind[0] == 'l' ? "5" : kind[0] == 'm' ? "2" : "1") +
+         (kind[0] == 'l'   ? "5"
+          : kind[0] == 'm' ? "2"
+                           : "1") +
          R"("}}}],"restartPolicy":"Never"}}}],"priority":50,"priorityClassSource":"kueue.x-k8s.io/workloadpriorityclass",)"
          R"("queueName":"lq"}})";
 }
@@ -71,13 +73,16 @@ rota::api::ClusterState Queues() {
     for (int q = 0; q < kQueuesPerCohort; ++q) {
       const std::string name = QueueName(c, q);
       state.cluster_queues.push_back(*rota::api::DecodeObject<rota::api::ClusterQueue>(Json::parse(
-          R"({"metadata":{"name":")" + name + R"(","resourceVersion":"1","generation":1},"spec":{"cohortName":"cohort-)" +
-          std::to_string(c) + R"(","namespaceSelector":{},"resourceGroups":[{"coveredResources":["cpu"],"flavors":[{"name":"default",)"
+          R"({"metadata":{"name":")" + name +
+          R"(","resourceVersion":"1","generation":1},"spec":{"cohortName":"cohort-)" + std::to_string(c) +
+          R"(","namespaceSelector":{},"resourceGroups":[{"coveredResources":["cpu"],"flavors":[{"name":"default",)"
           R"("resources":[{"name":"cpu","nominalQuota":"20","borrowingLimit":"100"}]}]}],)"
           R"("preemption":{"reclaimWithinCohort":"Any","withinClusterQueue":"LowerPriority"}}})")));
-      state.local_queues.push_back(*rota::api::DecodeObject<rota::api::LocalQueue>(Json::parse(
-          R"({"metadata":{"name":"lq","namespace":")" + name + R"(","resourceVersion":"1","generation":1},)"
-          R"("spec":{"clusterQueue":")" + name + R"("}})")));
+      state.local_queues.push_back(*rota::api::DecodeObject<rota::api::LocalQueue>(
+          Json::parse(R"({"metadata":{"name":"lq","namespace":")" + name +
+                      R"(","resourceVersion":"1","generation":1},)"
+                      R"("spec":{"clusterQueue":")" +
+                      name + R"("}})")));
     }
   }
   return state;

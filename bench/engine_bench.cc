@@ -1,7 +1,7 @@
 // One full scheduling pass of the admission engine at scale: 1,000 ClusterQueues in 100 cohorts,
 // 3 GPU flavors, 100,000 pending workloads (and, in the second benchmark, 8,000 admitted ones
-// filling each queue's a100 quota, that preemption may pick from). Reports decisions per second, the pass's latency, and bytes
-// allocated per workload (the snapshot's, and the engine's peak on top of it).
+// filling each queue's a100 quota, that preemption may pick from). Reports decisions per second, the pass's latency,
+// and bytes allocated per workload (the snapshot's, and the engine's peak on top of it).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -62,8 +62,8 @@ Snapshot Build(int admitted_per_queue, bool preemption) {
       ResourceGroupSpec g;
       g.covered_resources = {"cpu", "nvidia.com/gpu"};
       for (const char* f : kFlavors) {
-        g.flavors.push_back({f, {{"cpu", 256000, std::nullopt, std::nullopt},
-                                 {"nvidia.com/gpu", 16000, 16000, std::nullopt}}});
+        g.flavors.push_back(
+            {f, {{"cpu", 256000, std::nullopt, std::nullopt}, {"nvidia.com/gpu", 16000, 16000, std::nullopt}}});
       }
       cq.resource_groups = {g};
       if (preemption) {
@@ -93,7 +93,8 @@ Snapshot Build(int admitted_per_queue, bool preemption) {
       w.pod_sets[0].count = 2;
       const int64_t gpus = w.pod_sets[0].count * 1000;
       w.admission = AdmissionSpec{w.cluster_queue,
-                                  {{"main", w.pod_sets[0].count,
+                                  {{"main",
+                                    w.pod_sets[0].count,
                                     {{"cpu", "a100"}, {"nvidia.com/gpu", "a100"}},
                                     {{"cpu", 8 * gpus}, {"nvidia.com/gpu", gpus}}}}};
       w.admission_time = w.creation_time;
@@ -132,11 +133,8 @@ void RunPass(benchmark::State& state, int admitted_per_queue, bool preemption) {
 void BM_SchedulePass_100kPending(benchmark::State& state) { RunPass(state, 0, false); }
 BENCHMARK(BM_SchedulePass_100kPending)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_SchedulePass_100kPending_8kAdmitted_Preemption(benchmark::State& state) {
-  RunPass(state, 8, true);
-}
+void BM_SchedulePass_100kPending_8kAdmitted_Preemption(benchmark::State& state) { RunPass(state, 8, true); }
 BENCHMARK(BM_SchedulePass_100kPending_8kAdmitted_Preemption)->Unit(benchmark::kMillisecond)->UseRealTime();
-
 
 // The state Kueue's baseline scenario (bench/kueue-bench.sh) spends most passes in: 5 cohorts of
 // 6 ClusterQueues (nominal 20 cpu, borrowingLimit 100, LowerPriority / reclaim Any), every
@@ -176,11 +174,15 @@ void RunBacklog(benchmark::State& state, bool numbered, bool ordered = false) {
 }
 void BM_SchedulePass_KueueBaselineBacklog_12kPending(benchmark::State& state) { RunBacklog(state, false); }
 BENCHMARK(BM_SchedulePass_KueueBaselineBacklog_12kPending)->Unit(benchmark::kMillisecond)->UseRealTime();
-void BM_SchedulePass_KueueBaselineBacklog_12kPending_ShapesNumbered(benchmark::State& state) { RunBacklog(state, true); }
+void BM_SchedulePass_KueueBaselineBacklog_12kPending_ShapesNumbered(benchmark::State& state) {
+  RunBacklog(state, true);
+}
 BENCHMARK(BM_SchedulePass_KueueBaselineBacklog_12kPending_ShapesNumbered)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_SchedulePass_KueueBaselineBacklog_12kPending_ShapesNumbered_OrderGiven(benchmark::State& state) {
   RunBacklog(state, true, true);
 }
-BENCHMARK(BM_SchedulePass_KueueBaselineBacklog_12kPending_ShapesNumbered_OrderGiven)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SchedulePass_KueueBaselineBacklog_12kPending_ShapesNumbered_OrderGiven)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace

@@ -55,7 +55,8 @@ Snapshot BuildLargeScaleFreeQuota() {
 Snapshot BuildLargeScaleTail() {
   Snapshot s = rota::bench::BuildKueueBacklog(10, 100, 20, 0, 0);
   for (WorkloadSpec& w : s.workloads) {
-    if (!w.admission) w.admission = AdmissionSpec{w.cluster_queue, {{"main", 1, {{"cpu", "default"}}, {{"cpu", 1000}}}}};
+    if (!w.admission)
+      w.admission = AdmissionSpec{w.cluster_queue, {{"main", 1, {{"cpu", "default"}}, {{"cpu", 1000}}}}};
   }
   return AsHandedOver(std::move(s));
 }
@@ -95,12 +96,24 @@ void RunPasses(benchmark::State& state, bool reuse, std::chrono::milliseconds ga
 using std::chrono::milliseconds;
 void BM_Pass_LargeScaleBacklog_50kPending_Fresh(benchmark::State& state) { RunPasses(state, false, milliseconds(0)); }
 BENCHMARK(BM_Pass_LargeScaleBacklog_50kPending_Fresh)->Unit(benchmark::kMillisecond)->UseRealTime();
-void BM_Pass_LargeScaleBacklog_50kPending_Workspace(benchmark::State& state) { RunPasses(state, true, milliseconds(0)); }
+void BM_Pass_LargeScaleBacklog_50kPending_Workspace(benchmark::State& state) {
+  RunPasses(state, true, milliseconds(0));
+}
 BENCHMARK(BM_Pass_LargeScaleBacklog_50kPending_Workspace)->Unit(benchmark::kMillisecond)->UseRealTime();
-void BM_Pass_LargeScaleBacklog_50kPending_Fresh_1sApart(benchmark::State& state) { RunPasses(state, false, milliseconds(1000)); }
-BENCHMARK(BM_Pass_LargeScaleBacklog_50kPending_Fresh_1sApart)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(15);
-void BM_Pass_LargeScaleBacklog_50kPending_Workspace_1sApart(benchmark::State& state) { RunPasses(state, true, milliseconds(1000)); }
-BENCHMARK(BM_Pass_LargeScaleBacklog_50kPending_Workspace_1sApart)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(15);
+void BM_Pass_LargeScaleBacklog_50kPending_Fresh_1sApart(benchmark::State& state) {
+  RunPasses(state, false, milliseconds(1000));
+}
+BENCHMARK(BM_Pass_LargeScaleBacklog_50kPending_Fresh_1sApart)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(15);
+void BM_Pass_LargeScaleBacklog_50kPending_Workspace_1sApart(benchmark::State& state) {
+  RunPasses(state, true, milliseconds(1000));
+}
+BENCHMARK(BM_Pass_LargeScaleBacklog_50kPending_Workspace_1sApart)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(15);
 
 void RunFreeQuotaPasses(benchmark::State& state, size_t max_changes) {
   const Snapshot s = BuildLargeScaleFreeQuota();

@@ -7,10 +7,10 @@
 
 #include <string>
 
+#include "cache/compact_workload.h"
 #include "rota/api/codec.h"
 #include "rota/api/kueue.h"
 #include "rota/apiclient/client.h"
-#include "cache/compact_workload.h"
 
 namespace {
 
@@ -18,8 +18,9 @@ using rota::apiclient::Keep;
 using rota::apiclient::ParseKeeping;
 
 std::string Condition(const std::string& type, const std::string& reason, const std::string& message) {
-  return R"({"type":")" + type + R"(","status":"True","lastTransitionTime":"2026-11-23T10:40:12Z","observedGeneration":1,"reason":")" +
-         reason + R"(","message":")" + message + R"("})";
+  return R"({"type":")" + type +
+         R"(","status":"True","lastTransitionTime":"2026-11-23T10:40:12Z","observedGeneration":1,"reason":")" + reason +
+         R"(","message":")" + message + R"("})";
 }
 
 std::string ManagedCondition(const std::string& type) {

@@ -9,8 +9,7 @@
 
 namespace {
 
-const std::vector<std::string> kInputs = {"4",    "500m", "36Gi", "1e3",   "0.5",
-                                          "80Gi", "1536Mi", "100M", "250m", "7"};
+const std::vector<std::string> kInputs = {"4", "500m", "36Gi", "1e3", "0.5", "80Gi", "1536Mi", "100M", "250m", "7"};
 
 void BM_QuantityParse(benchmark::State& state) {
   size_t i = 0;

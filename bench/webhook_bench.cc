@@ -42,7 +42,8 @@ std::string Fetch(const std::string& url) {
   return body;
 }
 
-// The q-quantile of the series of a Prometheus histogram whose labels include `label` (upper bound of the bucket it falls in).
+// The q-quantile of the series of a Prometheus histogram whose labels include `label` (upper bound of the bucket it
+// falls in).
 double HistogramQuantile(const std::string& metrics, const std::string& series, const std::string& label, double q) {
   std::vector<std::pair<double, double>> buckets;  // (le, cumulative count)
   std::istringstream in(metrics);
@@ -82,9 +83,11 @@ int main(int argc, char** argv) {
   auto client = Client::Create(*cfg);
   if (!client.ok()) return 1;
   Client& c = **client;
-  (void)c.Create(resources::kNamespaces, "", Json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+  (void)c.Create(resources::kNamespaces, "",
+                 Json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
 
-  const Json job = Json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"labels":{"kueue.x-k8s.io/queue-name":"bench"}},
+  const Json job =
+      Json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"labels":{"kueue.x-k8s.io/queue-name":"bench"}},
     "spec":{"suspend":false,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"i"}]}}}})");
   std::vector<double> ms(jobs, 0);
   std::atomic<int> next{0}, failed{0};
@@ -113,8 +116,8 @@ int main(int argc, char** argv) {
     for (const Json& j : list->items) suspended += j["spec"].value("suspend", false) ? 1 : 0;
   std::sort(ms.begin(), ms.end());
   auto pct = [&](double p) { return ms[std::min<size_t>(ms.size() - 1, static_cast<size_t>(p * ms.size()))]; };
-  std::printf("webhook burst: %d Jobs from %d clients in %.2f s (%.0f creates/s); %d failed; %d of %d suspended\n", jobs, clients,
-              wall, jobs / wall, failed.load(), suspended, jobs);
+  std::printf("webhook burst: %d Jobs from %d clients in %.2f s (%.0f creates/s); %d failed; %d of %d suspended\n",
+              jobs, clients, wall, jobs / wall, failed.load(), suspended, jobs);
   std::printf("create round trip through the mutating webhook (ms): p50 %.1f  p90 %.1f  p99 %.1f  max %.1f\n", pct(0.5),
               pct(0.9), pct(0.99), ms.back());
   const std::string metrics = Fetch(metrics_url);

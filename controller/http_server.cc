@@ -81,7 +81,8 @@ Status Listen(tcp::acceptor& acceptor, const std::string& address) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address, std::map<std::string, Handler> routes) {
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address,
+                                                      std::map<std::string, Handler> routes) {
   auto impl = std::make_unique<Impl>();
   impl->routes = std::move(routes);
   if (Status s = Listen(impl->acceptor, address); !s.ok()) return s;

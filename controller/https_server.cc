@@ -86,7 +86,8 @@ struct HttpsServer::Impl {
     auto fresh = LoadContext(options.cert_file, options.key_file);
     if (!fresh.ok()) {
       // Mid-rotation (one file written, not the other) or a bad pair: keep serving the old one.
-      log("warn", "webhook certificate changed but cannot be used yet (keeping the previous one): " + fresh.status().message());
+      log("warn",
+          "webhook certificate changed but cannot be used yet (keeping the previous one): " + fresh.status().message());
       return context;
     }
     cert_stamp = c;
@@ -140,14 +141,18 @@ struct HttpsServer::Impl {
       parser->body_limit(server->options.max_body_bytes);
       parser->header_limit(16 * 1024);
       beast::get_lowest_layer(stream).expires_after(server->options.io_timeout);
-      http::async_read(stream, buffer, *parser, [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+      http::async_read(stream, buffer, *parser,
+                       [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
     }
 
     void OnRead(beast::error_code ec) {
       if (ec == http::error::end_of_stream || ec == asio::ssl::error::stream_truncated) return Close();
       if (ec == http::error::body_limit || ec == http::error::header_limit) {
         server->log("warn", "webhook request from " + peer + " refused: " + ec.message());
-        return Reply(400, "request too large: bodies are limited to " + std::to_string(server->options.max_body_bytes) + " bytes\n", false);
+        return Reply(
+            400,
+            "request too large: bodies are limited to " + std::to_string(server->options.max_body_bytes) + " bytes\n",
+            false);
       }
       if (ec == beast::error::timeout) return Close();
       if (ec) {
@@ -163,8 +168,9 @@ struct HttpsServer::Impl {
       HttpReply reply;
       if (req.method() == http::verb::get || req.method() == http::verb::head) {
         auto route = server->get_routes.find(target);
-        reply = route == server->get_routes.end() ? HttpReply{404, "text/plain; charset=utf-8", "not found: " + target + "\n"}
-                                                  : route->second();
+        reply = route == server->get_routes.end()
+                    ? HttpReply{404, "text/plain; charset=utf-8", "not found: " + target + "\n"}
+                    : route->second();
       } else if (req.method() == http::verb::post) {
         reply = server->post(target, req.body());
       } else {
@@ -204,8 +210,9 @@ struct HttpsServer::Impl {
   }
 };
 
-Result<std::unique_ptr<HttpsServer>> HttpsServer::Start(HttpsOptions options, std::map<std::string, GetHandler> get_routes,
-                                                        PostHandler post, Logger log) {
+Result<std::unique_ptr<HttpsServer>> HttpsServer::Start(HttpsOptions options,
+                                                        std::map<std::string, GetHandler> get_routes, PostHandler post,
+                                                        Logger log) {
   auto impl = std::make_shared<Impl>();
   auto ctx = LoadContext(options.cert_file, options.key_file);
   if (!ctx.ok()) return ctx.status();

@@ -16,8 +16,8 @@
 #include <string_view>
 
 #include "http_server.h"
-#include "rota/apiclient/clock.h"
 #include "rota/admission/status.h"
+#include "rota/apiclient/clock.h"
 
 namespace rota::controller {
 

@@ -40,7 +40,8 @@ bool IsAdmitted(const api::Workload& wl) {
 Result<JobInfo> JobInfo::Decode(const Json& job) {
   JobInfo j;
   api::ObjectMeta meta;
-  if (Status s = api::DecodeValue(job.contains("metadata") ? job["metadata"] : Json::object(), "metadata", meta); !s.ok()) {
+  if (Status s = api::DecodeValue(job.contains("metadata") ? job["metadata"] : Json::object(), "metadata", meta);
+      !s.ok()) {
     return s;
   }
   j.ns = meta.namespace_;
@@ -51,7 +52,8 @@ Result<JobInfo> JobInfo::Decode(const Json& job) {
   const Json& spec = job.contains("spec") ? job["spec"] : Json::object();
   j.suspend = spec.value("suspend", false);
   j.parallelism = spec.value("parallelism", 1);
-  if (spec.contains("completions") && spec["completions"].is_number_integer()) j.completions = spec["completions"].get<int32_t>();
+  if (spec.contains("completions") && spec["completions"].is_number_integer())
+    j.completions = spec["completions"].get<int32_t>();
   j.pod_template = spec.contains("template") ? spec["template"] : Json::object();
   const Json& status = job.contains("status") ? job["status"] : Json::object();
   j.started = status.contains("startTime") && !status["startTime"].is_null();
@@ -120,7 +122,8 @@ JobController::JobController(apiclient::Client& client, ClusterCache& cache, Log
     ph.on_delete = pod_changed;
     apiclient::InformerOptions po = options;
     po.label_selector = "batch.kubernetes.io/job-name";
-    pods_ = std::make_unique<apiclient::Informer<PodInfo>>(client_, apiclient::resources::kPods, "", PodInfo::Decode, ph, po);
+    pods_ = std::make_unique<apiclient::Informer<PodInfo>>(client_, apiclient::resources::kPods, "", PodInfo::Decode,
+                                                           ph, po);
   }
   cache_.OnWorkloadChange([this](const api::Workload& wl) {
     const std::string owner = OwnerJob(wl);
@@ -216,17 +219,22 @@ bool JobController::CheckPodsReady(const JobInfo& job, const api::Workload& wl) 
   const api::Condition* ready = api::FindCondition(wl.status->conditions, wc::kPodsReady);
   if (up >= needed) {
     if (ready && ready->status == api::ConditionStatus::kTrue) return true;
-    Json body = {{"apiVersion", api::kApiVersion}, {"kind", "Workload"},
+    Json body = {{"apiVersion", api::kApiVersion},
+                 {"kind", "Workload"},
                  {"metadata", {{"name", wl.metadata.name}, {"namespace", wl.metadata.namespace_}}},
-                 {"status", {{"conditions", Json::array({{{"type", wc::kPodsReady}, {"status", "True"}, {"reason", "PodsReady"},
-                                                           {"message", "All pods reached readiness and the workload is running"},
-                                                           {"lastTransitionTime", WallNow()}}})}}}};
+                 {"status",
+                  {{"conditions", Json::array({{{"type", wc::kPodsReady},
+                                                {"status", "True"},
+                                                {"reason", "PodsReady"},
+                                                {"message", "All pods reached readiness and the workload is running"},
+                                                {"lastTransitionTime", WallNow()}}})}}}};
     apiclient::PatchOptions apply{"rota-job", true, "status"};
     auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
                            apiclient::PatchType::kApply, body, apply);
     return r.ok() || r.error().IsNotFound();
   }
-  if (ready && ready->status == api::ConditionStatus::kTrue) return true;  // it was up once: not a start-up gang problem
+  if (ready && ready->status == api::ConditionStatus::kTrue)
+    return true;  // it was up once: not a start-up gang problem
   const int64_t left = PodsReadySecondsLeft(
       wl, std::chrono::duration_cast<std::chrono::seconds>(config_.pods_ready_timeout), WallSeconds());
   if (left > 0) {
@@ -269,9 +277,12 @@ bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue)
   if (!min.empty()) {
     try {
       const int m = std::stoi(min);
-      if (m >= 1 && m <= count) pod_set["minCount"] = m;
-      else log_("warn", "Job " + job.ns + "/" + job.name + ": annotation " + std::string(api::kJobMinParallelismAnnotation) +
-                        "=" + min + " must be between 1 and the Job's parallelism (" + std::to_string(count) + "); ignored");
+      if (m >= 1 && m <= count)
+        pod_set["minCount"] = m;
+      else
+        log_("warn", "Job " + job.ns + "/" + job.name + ": annotation " +
+                         std::string(api::kJobMinParallelismAnnotation) + "=" + min +
+                         " must be between 1 and the Job's parallelism (" + std::to_string(count) + "); ignored");
     } catch (...) {
       log_("warn", "Job " + job.ns + "/" + job.name + ": annotation " + std::string(api::kJobMinParallelismAnnotation) +
                        "=\"" + min + "\" is not a number; ignored");
@@ -290,13 +301,12 @@ bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue)
               {{"name", WorkloadNameForJob(job.name, job.uid)},
                {"namespace", job.ns},
                {"labels", {{"kueue.x-k8s.io/job-uid", job.uid}}},
-               {"ownerReferences",
-                Json::array({{{"apiVersion", "batch/v1"},
-                              {"kind", "Job"},
-                              {"name", job.name},
-                              {"uid", job.uid},
-                              {"controller", true},
-                              {"blockOwnerDeletion", true}}})}}},
+               {"ownerReferences", Json::array({{{"apiVersion", "batch/v1"},
+                                                 {"kind", "Job"},
+                                                 {"name", job.name},
+                                                 {"uid", job.uid},
+                                                 {"controller", true},
+                                                 {"blockOwnerDeletion", true}}})}}},
              {"spec", spec}};
   auto r = client_.Create(apiclient::resources::kWorkloads, job.ns, wl);
   if (!r.ok() && !r.error().IsAlreadyExists()) {
@@ -304,7 +314,8 @@ bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue)
     return r.error().retry == apiclient::Retry::kNo;  // a rejected Workload will not fix itself
   }
   if (r.ok()) {
-    log_("info", "created Workload " + job.ns + "/" + wl["metadata"]["name"].get<std::string>() + " for Job " + job.name);
+    log_("info",
+         "created Workload " + job.ns + "/" + wl["metadata"]["name"].get<std::string>() + " for Job " + job.name);
     Event(job, "CreatedWorkload", "Created Workload: " + job.ns + "/" + wl["metadata"]["name"].get<std::string>());
   }
   return true;
@@ -370,20 +381,24 @@ bool JobController::Stop(const JobInfo& job, const api::Workload& wl) {
       return r.error().IsNotFound();
     }
     log_("info", "suspended Job " + key + ": its Workload has no admission");
-    Event(job, "Stopped", "Suspended: the Workload lost its admission (preempted or evicted); pods get their grace period");
+    Event(job, "Stopped",
+          "Suspended: the Workload lost its admission (preempted or evicted); pods get their grace period");
   }
   // 2. The template may change only while the Job is suspended and has no start time; the Job
   //    controller clears it after suspending, and so do we, in case it has not yet.
   if (job.started) {
     auto s = client_.Patch(apiclient::resources::kJobs, job.ns, job.name, apiclient::PatchType::kMerge,
                            {{"status", {{"startTime", nullptr}}}}, {"rota", false, "status"});
-    if (!s.ok() && !s.error().IsNotFound()) log_("debug", "clearing the start time of Job " + key + ": " + s.error().ToString());
+    if (!s.ok() && !s.error().IsNotFound())
+      log_("debug", "clearing the start time of Job " + key + ": " + s.error().ToString());
   }
   // 3. Put back the original template and parallelism; until that succeeds, try again.
-  Json restore = {{"spec",
-                   {{"parallelism", original_count},
-                    {"template",
-                     {{"spec", {{"nodeSelector", field(pod_spec, "nodeSelector")}, {"tolerations", field(pod_spec, "tolerations")}}}}}}}};
+  Json restore = {
+      {"spec",
+       {{"parallelism", original_count},
+        {"template",
+         {{"spec",
+           {{"nodeSelector", field(pod_spec, "nodeSelector")}, {"tolerations", field(pod_spec, "tolerations")}}}}}}}};
   auto t = client_.Patch(apiclient::resources::kJobs, job.ns, job.name, apiclient::PatchType::kMerge, restore);
   if (!t.ok()) {
     log_("debug", "restoring the template of Job " + key + " (will retry): " + t.error().ToString());
@@ -397,16 +412,16 @@ bool JobController::MarkFinished(const JobInfo& job, const api::Workload& wl) {
     const api::Condition* c = api::FindCondition(wl.status->conditions, wc::kFinished);
     if (c && c->status == api::ConditionStatus::kTrue) return true;
   }
-  Json body = {{"apiVersion", api::kApiVersion},
-               {"kind", "Workload"},
-               {"metadata", {{"name", wl.metadata.name}, {"namespace", wl.metadata.namespace_}}},
-               {"status",
-                {{"conditions",
-                  Json::array({{{"type", wc::kFinished},
-                                {"status", "True"},
-                                {"reason", job.finished},
-                                {"message", job.finished_message.empty() ? "Job finished" : job.finished_message},
-                                {"lastTransitionTime", WallNow()}}})}}}};
+  Json body = {
+      {"apiVersion", api::kApiVersion},
+      {"kind", "Workload"},
+      {"metadata", {{"name", wl.metadata.name}, {"namespace", wl.metadata.namespace_}}},
+      {"status",
+       {{"conditions", Json::array({{{"type", wc::kFinished},
+                                     {"status", "True"},
+                                     {"reason", job.finished},
+                                     {"message", job.finished_message.empty() ? "Job finished" : job.finished_message},
+                                     {"lastTransitionTime", WallNow()}}})}}}};
   apiclient::PatchOptions apply;
   apply.field_manager = "rota-job";
   apply.force = true;
@@ -414,7 +429,8 @@ bool JobController::MarkFinished(const JobInfo& job, const api::Workload& wl) {
   auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
                          apiclient::PatchType::kApply, body, apply);
   if (!r.ok()) {
-    log_("warn", "marking Workload " + wl.metadata.namespace_ + "/" + wl.metadata.name + " finished: " + r.error().ToString());
+    log_("warn",
+         "marking Workload " + wl.metadata.namespace_ + "/" + wl.metadata.name + " finished: " + r.error().ToString());
     return r.error().IsNotFound();
   }
   log_("info", "Job " + job.ns + "/" + job.name + " finished (" + job.finished + "): its quota is released");

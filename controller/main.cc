@@ -4,35 +4,35 @@
 //   rota simulate [--fair-sharing] FILE...
 //   rota version
 
-#include <CLI/CLI.hpp>
 #include <jemalloc/jemalloc.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <functional>
-#include <optional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
+#include "cache/cluster_cache.h"
 #include "http_server.h"
 #include "https_server.h"
-#include "cache/cluster_cache.h"
 #include "job_controller.h"
 #include "metrics.h"
 #include "queue_controller.h"
-#include "scheduling/tuning.h"
 #include "rota/apiclient/config.h"
 #include "rota/apiclient/leader.h"
 #include "rota/apiclient/thread_name.h"
 #include "run_config.h"
+#include "scheduling/tuning.h"
 #include "simulate.h"
 #include "webhook/admission_review.h"
 #include "webhook/cluster_view.h"
@@ -76,8 +76,9 @@ rota::controller::Logger MakeLogger(const rota::controller::RunConfig& c) {
   auto logger = spdlog::stderr_logger_mt("rota");
   logger->set_level(spdlog::level::from_str(c.log_level));
   const bool json = c.log_format == "json";
-  logger->set_pattern(json ? R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":%v})" : "%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v",
-                      spdlog::pattern_time_type::utc);
+  logger->set_pattern(
+      json ? R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":%v})" : "%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v",
+      spdlog::pattern_time_type::utc);
   return [logger, json](const std::string& level, const std::string& message) {
     const std::string text = json ? nlohmann::json(message).dump() : message;
     logger->log(spdlog::level::from_str(level), text);
@@ -145,14 +146,12 @@ bool StartHttpServers(const rota::controller::RunConfig& config, rota::controlle
                       const rota::controller::Logger& log, Servers& servers) {
   using rota::controller::HttpServer;
   if (config.metrics_address != "0") {
-    auto s = HttpServer::Start(config.metrics_address, {{"/metrics", [&] {
-                                                           controller.ExportWriterMetrics();
-                                                           metrics.Set("rota_events_dropped_total", {},
-                                                                       static_cast<double>(events.dropped()));
-                                                           return HttpReply{200,
-                                                                            "text/plain; version=0.0.4; charset=utf-8",
-                                                                            metrics.Render()};
-                                                         }}});
+    auto s = HttpServer::Start(config.metrics_address,
+                               {{"/metrics", [&] {
+                                   controller.ExportWriterMetrics();
+                                   metrics.Set("rota_events_dropped_total", {}, static_cast<double>(events.dropped()));
+                                   return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics.Render()};
+                                 }}});
     if (!s.ok()) {
       std::cerr << "metrics.bindAddress: " << s.status().message() << "\n";
       return false;
@@ -161,14 +160,15 @@ bool StartHttpServers(const rota::controller::RunConfig& config, rota::controlle
     log("info", "serving /metrics on port " + std::to_string(servers.metrics->port()));
   }
   if (config.health_address == "0") return true;
-  auto s = HttpServer::Start(config.health_address, {{"/healthz", [] { return kOk; }}, {"/readyz", [&] {
-                                                       // Ready once the caches are synced, or while
-                                                       // standing by for the lease.
-                                                       const bool ready = standing_by || cache.HasSynced();
-                                                       return ready ? kOk
-                                                                    : HttpReply{503, "text/plain; charset=utf-8",
-                                                                                "caches not synced\n"};
-                                                     }}});
+  auto s =
+      HttpServer::Start(config.health_address,
+                        {{"/healthz", [] { return kOk; }},
+                         {"/readyz", [&] {
+                            // Ready once the caches are synced, or while
+                            // standing by for the lease.
+                            const bool ready = standing_by || cache.HasSynced();
+                            return ready ? kOk : HttpReply{503, "text/plain; charset=utf-8", "caches not synced\n"};
+                          }}});
   if (!s.ok()) {
     std::cerr << "health.bindAddress: " << s.status().message() << "\n";
     return false;
@@ -259,8 +259,8 @@ void LogRunCost(const rota::apiclient::Client& client, const rota::controller::L
 
 void LogStats(const rota::controller::QueueController::Stats& s, const rota::controller::Logger& log) {
   log("info", "stopped after " + std::to_string(s.passes) + " passes: " + std::to_string(s.admitted) + " admitted, " +
-                  std::to_string(s.preempted) + " preempted, " + std::to_string(s.status_writes) +
-                  " status writes (" + std::to_string(s.writer_wakes) + " writer wake-ups); pending reasons: " +
+                  std::to_string(s.preempted) + " preempted, " + std::to_string(s.status_writes) + " status writes (" +
+                  std::to_string(s.writer_wakes) + " writer wake-ups); pending reasons: " +
                   std::to_string(s.pending_first) + " first, " + std::to_string(s.pending_new_reason) +
                   " new reasons, " + std::to_string(s.pending_new_message) + " new messages");
 }
@@ -278,7 +278,8 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   log("info", std::string("rota ") + ROTA_VERSION + " starting against " + server);
 
   rota::controller::Metrics metrics;
-  metrics.Set("kueue_build_info", {{"git_version", ROTA_VERSION}, {"compiler", "rota (C++)"}, {"platform", "linux"}}, 1);
+  metrics.Set("kueue_build_info", {{"git_version", ROTA_VERSION}, {"compiler", "rota (C++)"}, {"platform", "linux"}},
+              1);
   rota::apiclient::EventRecorder events(*client, "rota");
   // The cache every part reads; each registers its listeners before it starts, and it stops
   // (its threads call those listeners) before any of them is destroyed.
@@ -306,8 +307,10 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
     controller.Run(stop);
     job_thread.join();
   };
-  if (config.leader_election) RunWhileLeading(*client, config, log, standing_by, run_all);
-  else run_all(g_stop);
+  if (config.leader_election)
+    RunWhileLeading(*client, config, log, standing_by, run_all);
+  else
+    run_all(g_stop);
   cache.Stop();
   LogRunCost(*client, log);
   LogStats(controller.stats(), log);
@@ -326,22 +329,24 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   std::string kubeconfig, config_file;
   auto* run = app.add_subcommand("run", "Run the controller: admit Workloads by the queues' quotas and write status");
-  run->add_option("--kubeconfig", kubeconfig, "kubeconfig file(s), colon-separated (default: $KUBECONFIG, ~/.kube/config, or in-cluster)");
-  run->add_option("--config", config_file, "rota.yaml: client, leader election, fair sharing, scheduling, logging, metrics, health, webhook and waitForPodsReady settings");
+  run->add_option("--kubeconfig", kubeconfig,
+                  "kubeconfig file(s), colon-separated (default: $KUBECONFIG, ~/.kube/config, or in-cluster)");
+  run->add_option("--config", config_file,
+                  "rota.yaml: client, leader election, fair sharing, scheduling, logging, metrics, health, webhook and "
+                  "waitForPodsReady settings");
   run->callback([&] { exit_code = RunController(kubeconfig, config_file); });
 
   rota::simulate::Options options;
   std::vector<std::string> files;
-  auto* simulate = app.add_subcommand(
-      "simulate",
-      "Schedule the Kueue objects in FILEs (ResourceFlavor, Cohort, ClusterQueue, LocalQueue, "
-      "WorkloadPriorityClass, Workload; kueue.x-k8s.io/v1beta2) until nothing changes, and print "
-      "the decisions as JSON");
+  auto* simulate =
+      app.add_subcommand("simulate",
+                         "Schedule the Kueue objects in FILEs (ResourceFlavor, Cohort, ClusterQueue, LocalQueue, "
+                         "WorkloadPriorityClass, Workload; kueue.x-k8s.io/v1beta2) until nothing changes, and print "
+                         "the decisions as JSON");
   simulate->add_option("files", files, "YAML files, one or more documents each")->required();
   simulate->add_flag("--fair-sharing", options.fair_sharing,
                      "Order queues of a cohort by weighted share and preempt to even shares");
-  simulate->add_option("--max-passes", options.max_passes, "Stop after this many passes")
-      ->check(CLI::PositiveNumber);
+  simulate->add_option("--max-passes", options.max_passes, "Stop after this many passes")->check(CLI::PositiveNumber);
   simulate->callback([&] { exit_code = rota::simulate::Run(files, options, std::cout, std::cerr); });
 
   try {

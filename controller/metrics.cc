@@ -39,37 +39,61 @@ std::string Number(double v) {
 Metrics::Metrics() {
   const std::vector<double> wait = {1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 10800, 43200, 86400};
   Define("kueue_pending_workloads", Type::kGauge, "The number of pending workloads, per 'cluster_queue' and 'status'");
-  Define("kueue_quota_reserved_workloads_total", Type::kCounter, "The total number of quota reserved workloads per 'cluster_queue'");
-  Define("kueue_admitted_workloads_total", Type::kCounter, "The total number of admitted workloads per 'cluster_queue'");
-  Define("kueue_evicted_workloads_total", Type::kCounter, "The number of evicted workloads per 'cluster_queue' and 'reason'");
-  Define("kueue_preempted_workloads_total", Type::kCounter, "The number of preempted workloads per 'preempting_cluster_queue' and 'reason'");
-  Define("kueue_admission_wait_time_seconds", Type::kHistogram, "The time between a workload was created or requeued until admission, per 'cluster_queue'", wait);
-  Define("kueue_quota_reserved_wait_time_seconds", Type::kHistogram, "The time between a workload was created or requeued until it got quota reservation, per 'cluster_queue'", wait);
-  Define("kueue_admission_attempts_total", Type::kCounter, "The total number of attempts to admit workloads, per 'result' (success or inadmissible)");
-  Define("kueue_admission_attempt_duration_seconds", Type::kHistogram, "The latency of an admission attempt (one scheduling pass), per 'result'",
+  Define("kueue_quota_reserved_workloads_total", Type::kCounter,
+         "The total number of quota reserved workloads per 'cluster_queue'");
+  Define("kueue_admitted_workloads_total", Type::kCounter,
+         "The total number of admitted workloads per 'cluster_queue'");
+  Define("kueue_evicted_workloads_total", Type::kCounter,
+         "The number of evicted workloads per 'cluster_queue' and 'reason'");
+  Define("kueue_preempted_workloads_total", Type::kCounter,
+         "The number of preempted workloads per 'preempting_cluster_queue' and 'reason'");
+  Define("kueue_admission_wait_time_seconds", Type::kHistogram,
+         "The time between a workload was created or requeued until admission, per 'cluster_queue'", wait);
+  Define("kueue_quota_reserved_wait_time_seconds", Type::kHistogram,
+         "The time between a workload was created or requeued until it got quota reservation, per 'cluster_queue'",
+         wait);
+  Define("kueue_admission_attempts_total", Type::kCounter,
+         "The total number of attempts to admit workloads, per 'result' (success or inadmissible)");
+  Define("kueue_admission_attempt_duration_seconds", Type::kHistogram,
+         "The latency of an admission attempt (one scheduling pass), per 'result'",
          {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5});
-  Define("kueue_cluster_queue_resource_usage", Type::kGauge, "Reports the cluster_queue's total resource usage, per 'flavor' and 'resource'");
-  Define("kueue_cluster_queue_resource_reservation", Type::kGauge, "Reports the cluster_queue's total resource reservation, per 'flavor' and 'resource'");
-  Define("kueue_cluster_queue_nominal_quota", Type::kGauge, "Reports the cluster_queue's nominal quota, per 'flavor' and 'resource'");
-  Define("kueue_cluster_queue_borrowing_limit", Type::kGauge, "Reports the cluster_queue's borrowing limit, per 'flavor' and 'resource'");
-  Define("kueue_cluster_queue_lending_limit", Type::kGauge, "Reports the cluster_queue's lending limit, per 'flavor' and 'resource'");
-  Define("kueue_cluster_queue_status", Type::kGauge, "Reports the 'cluster_queue' with its 'status' (pending, active or terminated)");
-  Define("kueue_reserving_active_workloads", Type::kGauge, "The number of workloads reserving quota, per 'cluster_queue'");
-  Define("kueue_admitted_active_workloads", Type::kGauge, "The number of admitted workloads that are active, per 'cluster_queue'");
+  Define("kueue_cluster_queue_resource_usage", Type::kGauge,
+         "Reports the cluster_queue's total resource usage, per 'flavor' and 'resource'");
+  Define("kueue_cluster_queue_resource_reservation", Type::kGauge,
+         "Reports the cluster_queue's total resource reservation, per 'flavor' and 'resource'");
+  Define("kueue_cluster_queue_nominal_quota", Type::kGauge,
+         "Reports the cluster_queue's nominal quota, per 'flavor' and 'resource'");
+  Define("kueue_cluster_queue_borrowing_limit", Type::kGauge,
+         "Reports the cluster_queue's borrowing limit, per 'flavor' and 'resource'");
+  Define("kueue_cluster_queue_lending_limit", Type::kGauge,
+         "Reports the cluster_queue's lending limit, per 'flavor' and 'resource'");
+  Define("kueue_cluster_queue_status", Type::kGauge,
+         "Reports the 'cluster_queue' with its 'status' (pending, active or terminated)");
+  Define("kueue_reserving_active_workloads", Type::kGauge,
+         "The number of workloads reserving quota, per 'cluster_queue'");
+  Define("kueue_admitted_active_workloads", Type::kGauge,
+         "The number of admitted workloads that are active, per 'cluster_queue'");
   // The webhook server's, with controller-runtime's names (which Kueue exposes).
-  Define("controller_runtime_webhook_requests_total", Type::kCounter, "Total number of admission requests by HTTP status code, per 'webhook' path and 'code'");
-  Define("controller_runtime_webhook_latency_seconds", Type::kHistogram, "Time rota took to answer an admission request, per 'webhook' path",
+  Define("controller_runtime_webhook_requests_total", Type::kCounter,
+         "Total number of admission requests by HTTP status code, per 'webhook' path and 'code'");
+  Define("controller_runtime_webhook_latency_seconds", Type::kHistogram,
+         "Time rota took to answer an admission request, per 'webhook' path",
          {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10});
   Define("kueue_build_info", Type::kGauge, "Kueue-compatible build information (rota)");
   // rota's own.
-  Define("rota_events_dropped_total", Type::kCounter, "Events not written because too many were waiting (Events are best effort)");
-  Define("rota_status_writes_total", Type::kCounter, "Status writes sent by the queue controller, per 'result' (success, error)");
-  Define("rota_status_writes_queued", Type::kGauge, "Status writes waiting to be sent, per 'priority' (admission, queue, pending)");
+  Define("rota_events_dropped_total", Type::kCounter,
+         "Events not written because too many were waiting (Events are best effort)");
+  Define("rota_status_writes_total", Type::kCounter,
+         "Status writes sent by the queue controller, per 'result' (success, error)");
+  Define("rota_status_writes_queued", Type::kGauge,
+         "Status writes waiting to be sent, per 'priority' (admission, queue, pending)");
   Define("rota_scheduling_batch_seconds", Type::kGauge,
-         "How long the scheduler lets changes gather before its next pass: the configured batch period, or more after a costly pass");
+         "How long the scheduler lets changes gather before its next pass: the configured batch period, or more after "
+         "a costly pass");
   Define("rota_scheduling_pass_cpu_seconds", Type::kGauge, "CPU time the scheduler's last pass took");
   Define("rota_apiserver_behind", Type::kGauge,
-         "1 while admissions wait for the apiserver (queue status and Events are then written at half their rates), else 0");
+         "1 while admissions wait for the apiserver (queue status and Events are then written at half their rates), "
+         "else 0");
 }
 
 void Metrics::Define(const std::string& name, Type type, std::string help, std::vector<double> buckets) {
@@ -149,7 +173,11 @@ std::string Metrics::Render() const {
   std::ostringstream out;
   for (const auto& [name, f] : families_) {
     out << "# HELP " << name << " " << f.help << "\n";
-    out << "# TYPE " << name << " " << (f.type == Type::kCounter ? "counter" : f.type == Type::kGauge ? "gauge" : "histogram") << "\n";
+    out << "# TYPE " << name << " "
+        << (f.type == Type::kCounter ? "counter"
+            : f.type == Type::kGauge ? "gauge"
+                                     : "histogram")
+        << "\n";
     for (const auto& [labels, v] : f.values) out << name << LabelText(labels) << " " << Number(v) << "\n";
     for (const auto& [labels, h] : f.hists) {
       for (size_t i = 0; i < f.buckets.size(); ++i) {

@@ -45,7 +45,7 @@ class Metrics {
   struct Family {
     Type type;
     std::string help;
-    std::vector<double> buckets;  // histograms
+    std::vector<double> buckets;      // histograms
     std::map<Labels, double> values;  // counters and gauges
     struct Hist {
       std::vector<uint64_t> counts;

@@ -39,10 +39,10 @@ QueueController::QueueController(ClusterCache& cache, apiclient::Client& client,
     metrics_->Set("rota_apiserver_behind", {}, 0);
   }
   cache_.OnChange([this](bool may_decide) { trigger_.MarkDirty(may_decide); });
-  writer_ = std::make_unique<StatusWriter>([this, &client] { return NewApplySink(client, log_); },
-                                           tuning_.writes_in_flight, tuning_.summary_writes_in_flight,
-                                           [this] { trigger_.MarkDirty(); },  // a failed write is retried by the next pass
-                                           clock_);
+  writer_ = std::make_unique<StatusWriter>(
+      [this, &client] { return NewApplySink(client, log_); }, tuning_.writes_in_flight,
+      tuning_.summary_writes_in_flight, [this] { trigger_.MarkDirty(); },  // a failed write is retried by the next pass
+      clock_);
 }
 
 QueueController::~QueueController() = default;
@@ -65,9 +65,9 @@ void QueueController::ExportWriterMetrics() {
   const StatusWriter::Counts c = writer_->counts();
   metrics_->Set("rota_status_writes_total", {{"result", "success"}}, static_cast<double>(c.sent));
   metrics_->Set("rota_status_writes_total", {{"result", "error"}}, static_cast<double>(c.failed));
-  for (const auto& [priority, name] : {std::pair{StatusWriter::kAdmission, "admission"},
-                                       std::pair{StatusWriter::kQueueStatus, "queue"},
-                                       std::pair{StatusWriter::kPending, "pending"}}) {
+  for (const auto& [priority, name] :
+       {std::pair{StatusWriter::kAdmission, "admission"}, std::pair{StatusWriter::kQueueStatus, "queue"},
+        std::pair{StatusWriter::kPending, "pending"}}) {
     metrics_->Set("rota_status_writes_queued", {{"priority", name}}, static_cast<double>(writer_->Queued(priority)));
   }
 }
@@ -95,9 +95,9 @@ void QueueController::Run(const std::atomic<bool>& stop) {
 
 void QueueController::WaitForBatch(bool idle_wake) {
   // (After an idle wait, the changes have had their interval to settle.)
-  const auto wait = idle_wake ? std::chrono::nanoseconds(0)
-                              : BatchWait(config_.batch_period, last_pass_cpu_, config_.cpu_share,
-                                          tuning_.max_batch_stretch);
+  const auto wait = idle_wake
+                        ? std::chrono::nanoseconds(0)
+                        : BatchWait(config_.batch_period, last_pass_cpu_, config_.cpu_share, tuning_.max_batch_stretch);
   if (metrics_) {
     metrics_->Set("rota_scheduling_batch_seconds", {}, std::chrono::duration<double>(wait).count());
     metrics_->Set("rota_scheduling_pass_cpu_seconds", {}, std::chrono::duration<double>(last_pass_cpu_).count());
@@ -243,8 +243,8 @@ void QueueController::Pass() {
 
   ApplyToSnapshot(d, drained);
   const QueueTally::Result tally = tally_.Count(snapshot_builder_, d);
-  const auto interval = QueueStatusInterval(state.cluster_queues.size() + state.local_queues.size(),
-                                            apiserver_.behind(), tuning_);
+  const auto interval =
+      QueueStatusInterval(state.cluster_queues.size() + state.local_queues.size(), apiserver_.behind(), tuning_);
   std::vector<StatusWriter::Write> queue_writes =
       queue_status_.Writes(state, tally, {s.number, s.times.start, s.times.wall, interval});
   // Metrics first, so that whoever sees the status this pass writes finds them agreeing.

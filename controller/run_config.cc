@@ -93,9 +93,12 @@ Status ApplyWaitForPodsReady(RunConfig& c, const Setting& s) {
   if (s.key == "timeout") return s.Duration(c.pods_ready_timeout, "30s or 5m");
   const int n = s.Number<int>();
   if (n < (s.key == "backoffLimitCount" ? 0 : 1)) return InvalidArgument(s.path + ": must be a positive integer");
-  if (s.key == "backoffBaseSeconds") c.backoff_base_seconds = n;
-  else if (s.key == "backoffMaxSeconds") c.backoff_max_seconds = n;
-  else c.backoff_limit = n;
+  if (s.key == "backoffBaseSeconds")
+    c.backoff_base_seconds = n;
+  else if (s.key == "backoffMaxSeconds")
+    c.backoff_max_seconds = n;
+  else
+    c.backoff_limit = n;
   return Status::Ok();
 }
 
@@ -106,12 +109,13 @@ Status ApplyServer(RunConfig& c, const std::string& section, const Setting& s) {
     out = s.value.as<std::string>();
     return out.empty() ? InvalidArgument(s.path + ": must name a PEM file") : Status::Ok();
   }
-  std::string& out = section == "metrics" ? c.metrics_address
+  std::string& out = section == "metrics"  ? c.metrics_address
                      : section == "health" ? c.health_address
                                            : c.webhook_address;
   out = s.value.as<std::string>();
   static const std::regex kAddress(R"(0|[0-9a-fA-F.:]*:[0-9]{1,5})");
-  if (!std::regex_match(out, kAddress)) return InvalidArgument(s.path + ": \"" + out + "\" is not host:port, :port or 0");
+  if (!std::regex_match(out, kAddress))
+    return InvalidArgument(s.path + ": \"" + out + "\" is not host:port, :port or 0");
   return Status::Ok();
 }
 

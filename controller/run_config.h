@@ -48,8 +48,8 @@ struct RunConfig {
   // (see BatchWait). A deep backlog makes a pass cost milliseconds; a lower share then means
   // fewer passes, each deciding more at once, and admissions later by up to the longer wait.
   double cpu_share = 1.0 / 21;
-  std::string log_level = "info";   // trace, debug, info, warn, error
-  std::string log_format = "text";  // text or json
+  std::string log_level = "info";         // trace, debug, info, warn, error
+  std::string log_format = "text";        // text or json
   std::string metrics_address = ":8080";  // host:port, ":port" for every interface, "0" for none
   std::string health_address = ":8081";
   // Admission webhooks over HTTPS; the certificate files are re-read when they change.

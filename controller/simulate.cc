@@ -79,8 +79,7 @@ Json ToJson(const admission::AdmissionSpec& a, const std::string& key) {
 
 }  // namespace
 
-int Run(const std::vector<std::string>& files, const Options& options, std::ostream& out,
-        std::ostream& err) {
+int Run(const std::vector<std::string>& files, const Options& options, std::ostream& out, std::ostream& err) {
   api::ClusterState state;
   state.fair_sharing = options.fair_sharing;
   for (const std::string& file : files) {
@@ -126,9 +125,8 @@ int Run(const std::vector<std::string>& files, const Options& options, std::ostr
       admission::WorkloadSpec* w = by_key.at(p.workload);
       w->admission.reset();
       w->evicted = false;
-      preempted.push_back({{"workload", p.workload},
-                           {"preemptor", p.preemptor},
-                           {"reason", admission::ToString(p.reason)}});
+      preempted.push_back(
+          {{"workload", p.workload}, {"preemptor", p.preemptor}, {"reason", admission::ToString(p.reason)}});
     }
     for (const auto& a : last.admitted) {
       admission::WorkloadSpec* w = by_key.at(a.workload);

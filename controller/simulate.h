@@ -25,7 +25,6 @@ struct Options {
 
 // Returns the process exit code: 0, or 2 for invalid input (the message, naming the file,
 // document, object and field, goes to `err`). Skipped kinds are warned about on `err`.
-int Run(const std::vector<std::string>& files, const Options& options, std::ostream& out,
-        std::ostream& err);
+int Run(const std::vector<std::string>& files, const Options& options, std::ostream& out, std::ostream& err);
 
 }  // namespace rota::simulate

@@ -14,8 +14,8 @@ constexpr auto kGather = std::chrono::milliseconds(5);
 
 }  // namespace
 
-StatusWriter::StatusWriter(SinkFactory make_sink, int in_flight, int summary_in_flight, std::function<void()> on_failure,
-                           apiclient::Clock& clock)
+StatusWriter::StatusWriter(SinkFactory make_sink, int in_flight, int summary_in_flight,
+                           std::function<void()> on_failure, apiclient::Clock& clock)
     : clock_(clock), make_sink_(std::move(make_sink)), on_failure_(std::move(on_failure)) {
   workers_[0].room = static_cast<size_t>(std::max(1, in_flight));
   workers_[1].room = static_cast<size_t>(std::max(0, summary_in_flight));

@@ -128,7 +128,7 @@ class StatusWriter {
   void Work(int worker);
   // After a write finished: its outcome kept or counted, and the object's next write made ready.
   void Finish(const std::string& key, const Entry& e, Outcome outcome);
-  void Ready(const std::string& key, const Entry& e);  // mu_ held
+  void Ready(const std::string& key, const Entry& e);                 // mu_ held
   using ReadySet = std::set<std::tuple<int, uint64_t, std::string>>;  // (priority, order, key)
   // The first ready write a thread may take, or ready_.end(). mu_ held.
   ReadySet::const_iterator NextFor(bool summaries_only) const;
@@ -139,8 +139,8 @@ class StatusWriter {
   mutable std::mutex mu_;
   std::condition_variable work_cv_, summary_cv_, idle_cv_;
   mutable std::condition_variable taken_cv_;  // writes were taken from the queue (WaitQueuedAtMost)
-  std::map<std::string, Entry> queued_;                          // key -> newest unsent write
-  ReadySet ready_;  // queued writes of objects not in flight
+  std::map<std::string, Entry> queued_;       // key -> newest unsent write
+  ReadySet ready_;                            // queued writes of objects not in flight
   std::set<std::string> in_flight_;
   size_t queued_by_priority_[kPriorities] = {};
   std::vector<Done> done_;

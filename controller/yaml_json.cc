@@ -42,8 +42,10 @@ Json Scalar(const YAML::Node& node) {
 Json Convert(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined: return Json(nullptr);
-    case YAML::NodeType::Scalar: return Scalar(node);
+    case YAML::NodeType::Undefined:
+      return Json(nullptr);
+    case YAML::NodeType::Scalar:
+      return Scalar(node);
     case YAML::NodeType::Sequence: {
       Json out = Json::array();
       for (const auto& item : node) out.push_back(Convert(item));
@@ -65,8 +67,8 @@ Result<std::vector<Json>> ParseDocuments(const std::string& text) {
   try {
     for (const YAML::Node& doc : YAML::LoadAll(text)) out.push_back(Convert(doc));
   } catch (const YAML::Exception& e) {
-    return InvalidArgument("line " + std::to_string(e.mark.line + 1) + ", column " +
-                           std::to_string(e.mark.column + 1) + ": " + e.msg);
+    return InvalidArgument("line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) +
+                           ": " + e.msg);
   }
   return out;
 }

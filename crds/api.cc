@@ -38,15 +38,22 @@ namespace codec_internal {
 
 std::string TypeName(const Json& j) {
   switch (j.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "a boolean (" + j.dump() + ")";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "a boolean (" + j.dump() + ")";
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned:
-    case Json::value_t::number_float: return "a number (" + j.dump() + ")";
-    case Json::value_t::string: return "a string (" + j.dump() + ")";
-    case Json::value_t::array: return "a list";
-    case Json::value_t::object: return "an object";
-    default: return "an unsupported JSON value";
+    case Json::value_t::number_float:
+      return "a number (" + j.dump() + ")";
+    case Json::value_t::string:
+      return "a string (" + j.dump() + ")";
+    case Json::value_t::array:
+      return "a list";
+    case Json::value_t::object:
+      return "an object";
+    default:
+      return "an unsupported JSON value";
   }
 }
 
@@ -54,13 +61,16 @@ std::string Quote(std::string_view s) { return Json(std::string(s)).dump(); }
 
 std::string Path::str() const {
   switch (kind_) {
-    case Kind::kRoot: return *root_;
+    case Kind::kRoot:
+      return *root_;
     case Kind::kKey: {
       std::string parent = parent_->str();
       return parent.empty() ? std::string(key_) : parent + "." + key_;
     }
-    case Kind::kIndex: return parent_->str() + "[" + std::to_string(index_) + "]";
-    case Kind::kMapKey: return parent_->str() + "[" + Quote(*map_key_) + "]";
+    case Kind::kIndex:
+      return parent_->str() + "[" + std::to_string(index_) + "]";
+    case Kind::kMapKey:
+      return parent_->str() + "[" + Quote(*map_key_) + "]";
   }
   return "";
 }
@@ -82,8 +92,7 @@ bool LabelSelector::Matches(const std::map<std::string, std::string>& labels) co
   for (const LabelSelectorRequirement& r : match_expressions) {
     auto it = labels.find(r.key);
     const bool has = it != labels.end();
-    const bool in_values =
-        has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+    const bool in_values = has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
     switch (r.op) {
       case SelectorOperator::kIn:
         if (!in_values) return false;

@@ -53,9 +53,12 @@ adm::NodeSelectorRequirement::Op ParseOp(const std::string& op, bool& ok) {
 
 adm::TaintEffect ToEngine(TaintEffect e) {
   switch (e) {
-    case TaintEffect::kNoSchedule: return adm::TaintEffect::kNoSchedule;
-    case TaintEffect::kPreferNoSchedule: return adm::TaintEffect::kPreferNoSchedule;
-    case TaintEffect::kNoExecute: return adm::TaintEffect::kNoExecute;
+    case TaintEffect::kNoSchedule:
+      return adm::TaintEffect::kNoSchedule;
+    case TaintEffect::kPreferNoSchedule:
+      return adm::TaintEffect::kPreferNoSchedule;
+    case TaintEffect::kNoExecute:
+      return adm::TaintEffect::kNoExecute;
   }
   return adm::TaintEffect::kNoSchedule;
 }
@@ -137,8 +140,8 @@ Result<int64_t> ParseTime(const std::string& text) {
   if (text.empty()) return int64_t{0};
   std::tm tm{};
   int consumed = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
     return InvalidArgument("\"" + text + "\" is not an RFC 3339 time such as 2026-11-01T10:00:00Z");
   }
   tm.tm_year -= 1900;
@@ -217,9 +220,11 @@ Status PodSetsOf(const Workload& w, const std::string& key, std::vector<adm::Pod
       }
       for (size_t ti = 0; terms && ti < terms->size(); ++ti) {
         std::vector<adm::NodeSelectorRequirement> term;
-        const Json& exprs = (*terms)[ti].contains("matchExpressions") ? (*terms)[ti]["matchExpressions"] : Json::array();
+        const Json& exprs =
+            (*terms)[ti].contains("matchExpressions") ? (*terms)[ti]["matchExpressions"] : Json::array();
         for (size_t ei = 0; exprs.is_array() && ei < exprs.size(); ++ei) {
-          const std::string epath = path + ".template.spec.affinity.nodeAffinity."
+          const std::string epath = path +
+                                    ".template.spec.affinity.nodeAffinity."
                                     "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[" +
                                     std::to_string(ti) + "].matchExpressions[" + std::to_string(ei) + "]";
           adm::NodeSelectorRequirement er;
@@ -232,8 +237,8 @@ Status PodSetsOf(const Workload& w, const std::string& key, std::vector<adm::Pod
           bool ok = false;
           er.op = ParseOp(x["operator"].get<std::string>(), ok);
           if (!ok) {
-            return InvalidArgument(who() + ": " + epath + ".operator: unsupported value " +
-                                   x["operator"].dump() + ": use one of In, NotIn, Exists, DoesNotExist, Gt, Lt");
+            return InvalidArgument(who() + ": " + epath + ".operator: unsupported value " + x["operator"].dump() +
+                                   ": use one of In, NotIn, Exists, DoesNotExist, Gt, Lt");
           }
           if (x.contains("values")) {
             Status s = DecodeValue(x["values"], epath + ".values", er.values);
@@ -266,7 +271,7 @@ struct Resolver {
   std::unordered_map<std::string, const LocalQueue*> lqs;
   std::unordered_map<std::string, const WorkloadPriorityClass*> classes;
   std::unordered_map<std::string, bool> selected;  // "cq\nnamespace" -> namespace selected
-  adm::ShapeTable* shapes = nullptr;                // numbers the workloads' shapes, if set
+  adm::ShapeTable* shapes = nullptr;               // numbers the workloads' shapes, if set
 };
 
 // Appends the engine's flavors, cohorts and ClusterQueues for `state` to `out`.
@@ -302,20 +307,28 @@ Status QueuesOf(const ClusterState& state, adm::Snapshot& out) {
     }
     const auto& p = q.spec.preemption;
     switch (p.within_cluster_queue) {
-      case PreemptionPolicy::kLowerPriority: e.within_cluster_queue = adm::WithinClusterQueue::kLowerPriority; break;
+      case PreemptionPolicy::kLowerPriority:
+        e.within_cluster_queue = adm::WithinClusterQueue::kLowerPriority;
+        break;
       case PreemptionPolicy::kLowerOrNewerEqualPriority:
         e.within_cluster_queue = adm::WithinClusterQueue::kLowerOrNewerEqualPriority;
         break;
-      case PreemptionPolicy::kNever: break;
+      case PreemptionPolicy::kNever:
+        break;
       case PreemptionPolicy::kAny:
         return InvalidArgument("ClusterQueue \"" + e.name +
                                "\": spec.preemption.withinClusterQueue: Any is not supported: use "
                                "Never, LowerPriority or LowerOrNewerEqualPriority");
     }
     switch (p.reclaim_within_cohort) {
-      case PreemptionPolicy::kLowerPriority: e.reclaim_within_cohort = adm::ReclaimWithinCohort::kLowerPriority; break;
-      case PreemptionPolicy::kAny: e.reclaim_within_cohort = adm::ReclaimWithinCohort::kAny; break;
-      case PreemptionPolicy::kNever: break;
+      case PreemptionPolicy::kLowerPriority:
+        e.reclaim_within_cohort = adm::ReclaimWithinCohort::kLowerPriority;
+        break;
+      case PreemptionPolicy::kAny:
+        e.reclaim_within_cohort = adm::ReclaimWithinCohort::kAny;
+        break;
+      case PreemptionPolicy::kNever:
+        break;
       case PreemptionPolicy::kLowerOrNewerEqualPriority:
         return InvalidArgument("ClusterQueue \"" + e.name +
                                "\": spec.preemption.reclaimWithinCohort: LowerOrNewerEqualPriority is "
@@ -403,8 +416,7 @@ Status WorkloadSpecOf(const Workload& w, Resolver& r, adm::WorkloadSpec* reuse, 
     inadmissible("Backoff", "waiting until " + status->requeue_state->requeue_at +
                                 " before it is requeued (backoff after eviction)");
   } else if (w.spec.priority_class_ref && w.spec.priority_class_ref->kind == "WorkloadPriorityClass" && !cls) {
-    inadmissible("Inadmissible",
-                 "WorkloadPriorityClass " + w.spec.priority_class_ref->name + " doesn't exist");
+    inadmissible("Inadmissible", "WorkloadPriorityClass " + w.spec.priority_class_ref->name + " doesn't exist");
   } else if (w.spec.queue_name.empty()) {
     inadmissible("Inadmissible", "the workload names no LocalQueue (spec.queueName is empty)");
   } else if (lq == r.lqs.end()) {
@@ -609,7 +621,8 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
       snapshot_.workloads[i] = std::move(snapshot_.workloads[last]);
       order_pos_[i] = order_pos_[last];
       vouched_[i] = vouched_[last];
-      if (slots_[i].hint != kNoHint && hints_[slots_[i].hint].slot == last) hints_[slots_[i].hint].slot = static_cast<uint32_t>(i);
+      if (slots_[i].hint != kNoHint && hints_[slots_[i].hint].slot == last)
+        hints_[slots_[i].hint].slot = static_cast<uint32_t>(i);
       if (slots_[i].placed) snapshot_.order[order_pos_[i]] = static_cast<uint32_t>(i);
       by_key_.insert(static_cast<uint32_t>(i));
       by_object_[slots_[i].object.get()] = i;

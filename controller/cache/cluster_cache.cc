@@ -44,9 +44,9 @@ ClusterCache::ClusterCache(apiclient::Client& client, Options options) {
   io.settle = options.settle;
   if (options.on_error) io.on_error = options.on_error;
   auto changed = [this](bool may_decide) { Changed(may_decide); };
-  flavors_ = std::make_unique<apiclient::Informer<api::ResourceFlavor>>(
-      client, r::kResourceFlavors, "", api::DecodeObject<api::ResourceFlavor>, AnyChange<api::ResourceFlavor>(changed),
-      io);
+  flavors_ = std::make_unique<apiclient::Informer<api::ResourceFlavor>>(client, r::kResourceFlavors, "",
+                                                                        api::DecodeObject<api::ResourceFlavor>,
+                                                                        AnyChange<api::ResourceFlavor>(changed), io);
   cohorts_ = std::make_unique<apiclient::Informer<api::Cohort>>(client, r::kCohorts, "", api::DecodeObject<api::Cohort>,
                                                                 AnyChange<api::Cohort>(changed), io);
   cluster_queues_ = std::make_unique<apiclient::Informer<api::ClusterQueue>>(

@@ -34,8 +34,9 @@ bool HasOwner(const Json& workload) {
 void TrimMetadata(Json& compact) {
   auto m = compact.find("metadata");
   if (m == compact.end() || !m->is_object()) return;
-  static const std::set<std::string, std::less<>> kKept = {"name", "namespace", "uid", "resourceVersion", "generation",
-                                                            "creationTimestamp", "deletionTimestamp", "ownerReferences"};
+  static const std::set<std::string, std::less<>> kKept = {
+      "name",           "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+      "ownerReferences"};
   for (auto it = m->begin(); it != m->end();) it = kKept.count(it.key()) ? std::next(it) : m->erase(it);
 }
 

@@ -18,8 +18,8 @@ int64_t PodsReadySecondsLeft(const api::Workload& wl, std::chrono::seconds timeo
 }
 
 int64_t RequeueBackoffSeconds(int32_t count, const RunConfig& config) {
-  return std::min<int64_t>(config.backoff_max_seconds,
-                           static_cast<int64_t>(config.backoff_base_seconds) << std::min(count - 1, 30));
+  return std::min<int64_t>(config.backoff_max_seconds, static_cast<int64_t>(config.backoff_base_seconds)
+                                                           << std::min(count - 1, 30));
 }
 
 PodsReadyEviction EvictForPodsReadyTimeout(const api::Workload& wl, const RunConfig& config, int64_t now) {

@@ -44,7 +44,8 @@ class AssumedAdmissions {
   // The object the pass schedules for the cached `object` with key `key`: the cached object when
   // nothing is assumed of it, or the cache has caught up (the assumption is then forgotten); else
   // a copy with the assumed admission.
-  std::shared_ptr<const api::Workload> Overlay(const std::string& key, const std::shared_ptr<const api::Workload>& object);
+  std::shared_ptr<const api::Workload> Overlay(const std::string& key,
+                                               const std::shared_ptr<const api::Workload>& object);
   void EndPass();
 
   // A workload we evicted is not admitted again until the cache shows the eviction: the new

@@ -48,8 +48,8 @@ class PassTrigger {
   const SchedulingTuning& tuning_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool dirty_ = false;   // guarded by mu_
-  bool urgent_ = false;  // guarded by mu_: a change since the last pass was urgent
+  bool dirty_ = false;                // guarded by mu_
+  bool urgent_ = false;               // guarded by mu_: a change since the last pass was urgent
   std::optional<TimePoint> wake_at_;  // guarded by mu_
 };
 

@@ -54,9 +54,12 @@ std::optional<WorkloadWrite> PendingReasons::ReasonFor(const admission::PendingD
     return std::nullopt;
   }
   --room;
-  if (!pending) ++out.first;
-  else if (same_reason) ++out.new_message;
-  else ++out.new_reason;
+  if (!pending)
+    ++out.first;
+  else if (same_reason)
+    ++out.new_message;
+  else
+    ++out.new_reason;
   written_[key] = {pass_start, std::string(p.reason), std::string(p.message)};
   return PendingWrite(w, std::string(p.reason), std::string(p.message), now);
 }

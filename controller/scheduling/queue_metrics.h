@@ -30,8 +30,7 @@ class QueueMetrics {
   // ClusterQueues' tally, `pass_seconds` how long the pass took to decide and `now_seconds` the
   // wall time (for the admitted workloads' wait since creation).
   void Record(const api::ClusterState& state, const api::SnapshotBuilder& builder, const admission::Decisions& d,
-              const std::vector<Drained>& drained, const CountsByName& counts, double pass_seconds,
-              double now_seconds);
+              const std::vector<Drained>& drained, const CountsByName& counts, double pass_seconds, double now_seconds);
 
  private:
   void RecordDecisions(const api::SnapshotBuilder& builder, const admission::Decisions& d,

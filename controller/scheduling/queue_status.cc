@@ -75,8 +75,13 @@ StatusWriter::Write QueueWrite(const char* kind, const std::string& ns, const st
   Json metadata = {{"name", name}};
   if (!ns.empty()) metadata["namespace"] = ns;
   const bool cluster = std::string(kind) == "ClusterQueue";
-  return {cluster ? apiclient::resources::kClusterQueues.plural : apiclient::resources::kLocalQueues.plural, ns, name,
-          {{"apiVersion", api::kApiVersion}, {"kind", kind}, {"metadata", std::move(metadata)}, {"status", std::move(status)}}};
+  return {cluster ? apiclient::resources::kClusterQueues.plural : apiclient::resources::kLocalQueues.plural,
+          ns,
+          name,
+          {{"apiVersion", api::kApiVersion},
+           {"kind", kind},
+           {"metadata", std::move(metadata)},
+           {"status", std::move(status)}}};
 }
 
 }  // namespace
@@ -146,7 +151,8 @@ void QueueStatus::ClusterQueueWrites(const api::ClusterState& state, const Count
   for (const auto& cq : state.cluster_queues) {
     const QueueCounts& c = CountsOf(counts, cq.metadata.name);
     const std::string key = "clusterqueues/" + cq.metadata.name;
-    std::string versions = cq.metadata.resource_version.empty() ? "" : cq.metadata.resource_version + "|" + flavor_versions;
+    std::string versions =
+        cq.metadata.resource_version.empty() ? "" : cq.metadata.resource_version + "|" + flavor_versions;
     if (!Wanted(key, versions, c, pass)) continue;
     std::optional<Json> status = ClusterQueueStatusChange(cq, c, flavor_names, pass.now);
     Built(key, std::move(versions), c, status.has_value(), pass);
@@ -168,9 +174,12 @@ void QueueStatus::LocalQueueWrites(const api::ClusterState& state, const CountsB
     std::string versions;
     if (!lq.metadata.resource_version.empty()) {
       versions = lq.metadata.resource_version + "|";
-      if (!cq) versions += "-";
-      else if (cq->metadata.generation) versions += "#" + std::to_string(*cq->metadata.generation);
-      else versions += cq->metadata.resource_version;
+      if (!cq)
+        versions += "-";
+      else if (cq->metadata.generation)
+        versions += "#" + std::to_string(*cq->metadata.generation);
+      else
+        versions += cq->metadata.resource_version;
     }
     if (!Wanted(key, versions, c, pass)) continue;
     std::optional<Json> status = LocalQueueStatusChange(lq, cq, c);

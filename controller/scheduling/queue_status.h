@@ -43,8 +43,8 @@ class QueueStatus {
   using TimePoint = std::chrono::steady_clock::time_point;
   struct Pass {
     uint64_t number = 0;
-    TimePoint start;                            // the loop's time
-    std::string now;                            // wall time, RFC 3339
+    TimePoint start;                               // the loop's time
+    std::string now;                               // wall time, RFC 3339
     std::chrono::steady_clock::duration interval;  // QueueStatusInterval
   };
   // The queue status writes this pass calls for.

@@ -8,8 +8,10 @@ namespace {
 // Adds `amount` to `key`'s entry of a short (key, amount) list, or appends one.
 void AddUsage(std::vector<std::pair<uint32_t, int64_t>>& usage, uint32_t key, int64_t amount) {
   auto it = std::find_if(usage.begin(), usage.end(), [&](const auto& u) { return u.first == key; });
-  if (it == usage.end()) usage.emplace_back(key, amount);
-  else it->second += amount;
+  if (it == usage.end())
+    usage.emplace_back(key, amount);
+  else
+    it->second += amount;
 }
 
 void AddAll(std::vector<std::pair<uint32_t, int64_t>>& usage, const std::vector<std::pair<uint32_t, int64_t>>& more) {

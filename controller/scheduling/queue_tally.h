@@ -58,7 +58,7 @@ class QueueTally {
   // table, so that counting compares numbers.
   struct EntryUsage {
     uint64_t stamp = 0;
-    bool in_own_cluster_queue = false;  // its admission names the ClusterQueue its LocalQueue points to
+    bool in_own_cluster_queue = false;                // its admission names the ClusterQueue its LocalQueue points to
     std::vector<std::pair<uint32_t, int64_t>> usage;  // (usage key, milli)
   };
   struct Tally {
@@ -72,7 +72,7 @@ class QueueTally {
   size_t max_usage_keys_;
   std::vector<EntryUsage> entry_usage_;
   std::map<std::pair<std::string, std::string>, uint32_t> usage_key_numbers_;  // (flavor, resource) -> number
-  std::vector<const std::pair<std::string, std::string>*> usage_keys_;          // by number: its key there
+  std::vector<const std::pair<std::string, std::string>*> usage_keys_;         // by number: its key there
 };
 
 }  // namespace rota::controller

@@ -20,8 +20,10 @@ std::vector<T> StateCopies::Kept<T>::Take(const apiclient::Informer<T>& informer
   // (The informer's order moves only when its objects come or go: an unchanged object is at its
   // old place, or copied again.)
   for (size_t i = 0; i < now.size(); ++i) {
-    if (i < copies.size() && from[i] == now[i]) out.push_back(std::move(copies[i]));
-    else out.push_back(*now[i]);
+    if (i < copies.size() && from[i] == now[i])
+      out.push_back(std::move(copies[i]));
+    else
+      out.push_back(*now[i]);
   }
   from = std::move(now);
   copies.clear();

@@ -11,8 +11,9 @@ class ApplySink : public StatusWriter::Sink {
 
   void Start(uint64_t id, const StatusWriter::Write& w, bool report) override {
     namespace r = apiclient::resources;
-    const apiclient::Resource& resource =
-        w.kind == "clusterqueues" ? r::kClusterQueues : w.kind == "localqueues" ? r::kLocalQueues : r::kWorkloads;
+    const apiclient::Resource& resource = w.kind == "clusterqueues" ? r::kClusterQueues
+                                          : w.kind == "localqueues" ? r::kLocalQueues
+                                                                    : r::kWorkloads;
     apiclient::PatchOptions apply;
     apply.field_manager = kStatusFieldManager;
     apply.force = true;

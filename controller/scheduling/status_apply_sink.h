@@ -19,7 +19,6 @@ namespace rota::controller {
 // what they omit; owning the fields under the same name makes those tools work on rota.
 inline constexpr const char* kStatusFieldManager = "kueue-admission";
 
-
 // A sink for one of the writer's threads; a failed write (but for a Workload gone) is logged as
 // a warning through `log`, which must outlive the sink.
 std::unique_ptr<StatusWriter::Sink> NewApplySink(apiclient::Client& client, const Logger& log);

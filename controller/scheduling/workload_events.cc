@@ -6,8 +6,9 @@ void PostWorkloadEvents(apiclient::EventRecorder& events, const admission::Decis
                         const std::vector<WorkloadWrite>& pending_writes,
                         const std::function<const api::Workload*(const std::string&)>& object_of) {
   auto post = [&](const api::Workload* w, const char* type, const char* reason, const std::string& message) {
-    (void)events.Post({std::string(api::kApiVersion), "Workload", w->metadata.namespace_, w->metadata.name, w->metadata.uid},
-                type, reason, message);
+    (void)events.Post(
+        {std::string(api::kApiVersion), "Workload", w->metadata.namespace_, w->metadata.name, w->metadata.uid}, type,
+        reason, message);
   };
   for (const auto& a : d.admitted) {
     const api::Workload* w = object_of(a.workload);

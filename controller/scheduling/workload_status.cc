@@ -80,12 +80,17 @@ std::string FormatAmount(const std::string& resource, int64_t milli) {
 std::string PreemptionMessage(const admission::PreemptDecision& p) {
   const char* why = "prioritization in the ClusterQueue";
   switch (p.reason) {
-    case admission::PreemptionReason::kInClusterQueue: break;
-    case admission::PreemptionReason::kInCohortReclamation: why = "reclamation within the cohort"; break;
+    case admission::PreemptionReason::kInClusterQueue:
+      break;
+    case admission::PreemptionReason::kInCohortReclamation:
+      why = "reclamation within the cohort";
+      break;
     case admission::PreemptionReason::kInCohortReclaimWhileBorrowing:
       why = "reclamation within the cohort while borrowing";
       break;
-    case admission::PreemptionReason::kInCohortFairSharing: why = "fair sharing within the cohort"; break;
+    case admission::PreemptionReason::kInCohortFairSharing:
+      why = "fair sharing within the cohort";
+      break;
   }
   return "Preempted to accommodate workload " + p.preemptor + " due to " + why;
 }

@@ -12,12 +12,16 @@ int NestingDepth(std::string_view text, int limit) {
   bool in_string = false, escaped = false;
   for (char c : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
+    if (c == '"')
+      in_string = true;
     else if (c == '{' || c == '[') {
       deepest = std::max(deepest, ++depth);
       if (deepest > limit) return deepest;
@@ -60,14 +64,19 @@ Result<AdmissionRequest> ParseAdmissionReview(std::string_view body) {
   if (Status s = StringField(review, "kind", "AdmissionReview", kind); !s.ok()) return s;
   if (kind != "AdmissionReview") return InvalidArgument("kind is \"" + kind + "\"; expected AdmissionReview");
   if (api_version != "admission.k8s.io/v1") {
-    return InvalidArgument("apiVersion is \"" + api_version + "\"; rota serves admission.k8s.io/v1 (set admissionReviewVersions: [v1])");
+    return InvalidArgument("apiVersion is \"" + api_version +
+                           "\"; rota serves admission.k8s.io/v1 (set admissionReviewVersions: [v1])");
   }
   auto req = review.find("request");
-  if (req == review.end() || !req->is_object()) return InvalidArgument("AdmissionReview.request: missing or not an object");
+  if (req == review.end() || !req->is_object())
+    return InvalidArgument("AdmissionReview.request: missing or not an object");
   AdmissionRequest r;
   const std::string p = "AdmissionReview.request";
-  for (auto [key, out] : {std::pair{"uid", &r.uid}, {"name", &r.name}, {"namespace", &r.namespace_},
-                          {"operation", &r.operation}, {"subResource", &r.sub_resource}}) {
+  for (auto [key, out] : {std::pair{"uid", &r.uid},
+                          {"name", &r.name},
+                          {"namespace", &r.namespace_},
+                          {"operation", &r.operation},
+                          {"subResource", &r.sub_resource}}) {
     if (Status s = StringField(*req, key, p, *out); !s.ok()) return s;
   }
   if (r.uid.empty()) return InvalidArgument(p + ".uid: is required");
@@ -99,7 +108,8 @@ Result<AdmissionRequest> ParseAdmissionReview(std::string_view body) {
   if ((r.operation == "CREATE" || r.operation == "UPDATE") && r.object.is_null()) {
     return InvalidArgument(p + ".object: is required for " + r.operation);
   }
-  if (r.operation == "UPDATE" && r.old_object.is_null()) return InvalidArgument(p + ".oldObject: is required for UPDATE");
+  if (r.operation == "UPDATE" && r.old_object.is_null())
+    return InvalidArgument(p + ".oldObject: is required for UPDATE");
   return r;
 }
 

@@ -110,7 +110,8 @@ void CheckContainerResources(const Json& pod_spec, const std::string& field, std
         const Json& m = Member(cs[i], {"resources", key});
         if (!m.is_object()) continue;
         for (auto it = m.begin(); it != m.end(); ++it) {
-          auto q = it->is_string() ? Quantity::Parse(it->get<std::string>()) : Result<Quantity>(InvalidArgument("not a quantity"));
+          auto q = it->is_string() ? Quantity::Parse(it->get<std::string>())
+                                   : Result<Quantity>(InvalidArgument("not a quantity"));
           if (!q.ok()) {
             errors.push_back(at + "." + key + "[" + it.key() + "]: " + Dump(*it) + " is not a valid quantity");
             continue;
@@ -121,8 +122,8 @@ void CheckContainerResources(const Json& pod_spec, const std::string& field, std
       for (const auto& [r, v] : req) {
         auto l = lim.find(r);
         if (l != lim.end() && v > l->second) {
-          errors.push_back(at + ".requests[" + r + "]: " + Quantity::FromMilli(v).ToString() + " must be less than or equal to the limit " +
-                           Quantity::FromMilli(l->second).ToString());
+          errors.push_back(at + ".requests[" + r + "]: " + Quantity::FromMilli(v).ToString() +
+                           " must be less than or equal to the limit " + Quantity::FromMilli(l->second).ToString());
         }
       }
       if (per_pod && std::string(list) == "containers") {
@@ -157,11 +158,13 @@ std::string CheckDns1123Subdomain(std::string_view v) {
     size_t dot = v.find('.', start);
     std::string_view part = v.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
     if (part.empty() || !IsLowerAlnum(part.front()) || !IsLowerAlnum(part.back())) {
-      return "must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+      return "must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an "
+             "alphanumeric character";
     }
     for (char c : part)
       if (!IsLowerAlnum(c) && c != '-')
-        return "must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+        return "must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an "
+               "alphanumeric character";
     if (dot == std::string_view::npos) break;
     start = dot + 1;
   }
@@ -172,7 +175,8 @@ namespace {
 std::string CheckNamePart(std::string_view name) {
   if (name.empty()) return "the name part must not be empty";
   if (name.size() > 63) return "the name part must be no more than 63 characters";
-  if (!IsAlnum(name.front()) || !IsAlnum(name.back())) return "the name part must start and end with an alphanumeric character";
+  if (!IsAlnum(name.front()) || !IsAlnum(name.back()))
+    return "the name part must start and end with an alphanumeric character";
   for (char c : name)
     if (!IsAlnum(c) && c != '-' && c != '_' && c != '.')
       return "the name part must consist of alphanumeric characters, '-', '_' or '.'";
@@ -183,7 +187,8 @@ std::string CheckNamePart(std::string_view name) {
 std::string CheckQualifiedName(std::string_view v) {
   const size_t slash = v.find('/');
   if (slash == std::string_view::npos) return CheckNamePart(v);
-  if (v.find('/', slash + 1) != std::string_view::npos) return "must be a name with an optional DNS prefix: prefix/name";
+  if (v.find('/', slash + 1) != std::string_view::npos)
+    return "must be a name with an optional DNS prefix: prefix/name";
   if (std::string prefix = CheckDns1123Subdomain(v.substr(0, slash)); !prefix.empty()) return "the prefix " + prefix;
   return CheckNamePart(v.substr(slash + 1));
 }
@@ -193,7 +198,8 @@ std::string CheckLabelValue(std::string_view v) {
   if (v.size() > 63) return "must be no more than 63 characters";
   if (!IsAlnum(v.front()) || !IsAlnum(v.back())) return "must start and end with an alphanumeric character";
   for (char c : v)
-    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.') return "must consist of alphanumeric characters, '-', '_' or '.'";
+    if (!IsAlnum(c) && c != '-' && c != '_' && c != '.')
+      return "must consist of alphanumeric characters, '-', '_' or '.'";
   return "";
 }
 
@@ -230,7 +236,9 @@ AdmissionResponse ValidateJob(const AdmissionRequest& req, const ClusterView& vi
   // count, which may then equal the annotation.
   const Json& ann = Member(job, {"metadata", "annotations"});
   const Json& old_ann = Member(req.old_object, {"metadata", "annotations"});
-  auto min_of = [](const Json& a) { return a.is_object() && a.contains(std::string(kMinParallelism)) ? a[std::string(kMinParallelism)] : Json(); };
+  auto min_of = [](const Json& a) {
+    return a.is_object() && a.contains(std::string(kMinParallelism)) ? a[std::string(kMinParallelism)] : Json();
+  };
   const bool min_changed = req.operation == "CREATE" || min_of(old_ann) != min_of(ann);
   if (ann.is_object() && ann.contains(std::string(kMinParallelism)) && min_changed) {
     const Json& v = ann[std::string(kMinParallelism)];
@@ -243,15 +251,18 @@ AdmissionResponse ValidateJob(const AdmissionRequest& req, const ClusterView& vi
     if (number) n = std::stoll(text);
     if (!number || n <= 0 || n >= parallelism) {
       errors.push_back("metadata.annotations[" + std::string(kMinParallelism) + "]: " + Quote(text) +
-                       " must be a whole number greater than 0 and less than spec.parallelism (" + std::to_string(parallelism) + ")");
+                       " must be a whole number greater than 0 and less than spec.parallelism (" +
+                       std::to_string(parallelism) + ")");
     }
   }
   if (req.operation == "UPDATE") {
     const std::string old_queue = JobQueue(req, req.old_object, view);
     const std::string new_queue = HasLabel(job, kQueueLabel) ? queue : JobQueue(req, job, view);
     if (old_queue != new_queue && !old_queue.empty() && !JobSuspended(req.old_object)) {
-      errors.push_back("metadata.labels[" + std::string(kQueueLabel) + "]: cannot change from " + Quote(old_queue) + " to " +
-                       Quote(new_queue) + " while the Job is admitted (running); suspend it first (spec.suspend: true) or create a new Job");
+      errors.push_back(
+          "metadata.labels[" + std::string(kQueueLabel) + "]: cannot change from " + Quote(old_queue) + " to " +
+          Quote(new_queue) +
+          " while the Job is admitted (running); suspend it first (spec.suspend: true) or create a new Job");
     }
   }
   return errors.empty() ? AdmissionResponse::Allow() : DenyAll(who, errors);
@@ -281,7 +292,8 @@ AdmissionResponse ValidateWorkload(const AdmissionRequest& req, const ClusterVie
       if (min_j.is_number_integer()) {
         const int64_t min = min_j.get<int64_t>();
         if (min < 1 || min > count) {
-          errors.push_back(at + ".minCount: " + std::to_string(min) + " must be at least 1 and at most count (" + std::to_string(count) + ")");
+          errors.push_back(at + ".minCount: " + std::to_string(min) + " must be at least 1 and at most count (" +
+                           std::to_string(count) + ")");
         }
       }
       std::map<std::string, int64_t> per_pod;
@@ -297,7 +309,8 @@ AdmissionResponse ValidateWorkload(const AdmissionRequest& req, const ClusterVie
     }
   }
   for (const auto& r : overflowed) {
-    errors.push_back("spec.podSets: the total request of " + r + " (count x per-pod request, over all pod sets) is larger than rota can account (" +
+    errors.push_back("spec.podSets: the total request of " + r +
+                     " (count x per-pod request, over all pod sets) is larger than rota can account (" +
                      Quantity::FromMilli(INT64_MAX).ToString() + ")");
   }
   if (req.operation == "UPDATE" && HoldsQuota(req.old_object)) {
@@ -305,7 +318,8 @@ AdmissionResponse ValidateWorkload(const AdmissionRequest& req, const ClusterVie
         {"podSets", "spec.podSets"}, {"queueName", "spec.queueName"}, {"priorityClassRef", "spec.priorityClassRef"}};
     for (auto [key, field] : kImmutable) {
       if (Member(wl, {"spec", key}) != Member(req.old_object, {"spec", key})) {
-        errors.push_back(std::string(field) + ": cannot change while the workload holds quota (status.admission is set); "
+        errors.push_back(std::string(field) +
+                         ": cannot change while the workload holds quota (status.admission is set); "
                          "it changes only after the workload is evicted or finished");
       }
     }
@@ -315,7 +329,8 @@ AdmissionResponse ValidateWorkload(const AdmissionRequest& req, const ClusterVie
 
 AdmissionResponse ValidateCohort(const AdmissionRequest& req, const ClusterView& view) {
   if (req.operation != "CREATE" && req.operation != "UPDATE") return AdmissionResponse::Allow();
-  const std::string self = Str(req.object, {"metadata", "name"}).empty() ? req.name : Str(req.object, {"metadata", "name"});
+  const std::string self =
+      Str(req.object, {"metadata", "name"}).empty() ? req.name : Str(req.object, {"metadata", "name"});
   const std::string parent = Str(req.object, {"spec", "parentName"});
   if (parent.empty()) return AdmissionResponse::Allow();
   const std::string who = Describe("Cohort", req, req.object);
@@ -370,9 +385,11 @@ AdmissionResponse ValidateResourceFlavor(const AdmissionRequest& req, const Clus
   if (labels.is_object()) {
     for (auto it = labels.begin(); it != labels.end(); ++it) {
       const std::string at = "spec.nodeLabels[" + it.key() + "]";
-      if (std::string why = CheckQualifiedName(it.key()); !why.empty()) errors.push_back(at + ": the key is not a valid label key: " + why);
+      if (std::string why = CheckQualifiedName(it.key()); !why.empty())
+        errors.push_back(at + ": the key is not a valid label key: " + why);
       const std::string v = it->is_string() ? it->get<std::string>() : Dump(*it);
-      if (std::string why = CheckLabelValue(v); !why.empty()) errors.push_back(at + ": " + Quote(v) + " is not a valid label value: it " + why);
+      if (std::string why = CheckLabelValue(v); !why.empty())
+        errors.push_back(at + ": " + Quote(v) + " is not a valid label value: it " + why);
     }
   }
   static const std::set<std::string> kEffects = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
@@ -380,10 +397,14 @@ AdmissionResponse ValidateResourceFlavor(const AdmissionRequest& req, const Clus
   if (taints.is_array()) {
     for (size_t i = 0; i < taints.size(); ++i) {
       const std::string at = "spec.nodeTaints[" + std::to_string(i) + "]";
-      const std::string key = Str(taints[i], {"key"}), value = Str(taints[i], {"value"}), effect = Str(taints[i], {"effect"});
-      if (std::string why = CheckQualifiedName(key); !why.empty()) errors.push_back(at + ".key: " + Quote(key) + " is not a valid taint key: " + why);
-      if (std::string why = CheckLabelValue(value); !why.empty()) errors.push_back(at + ".value: " + Quote(value) + " is not a valid taint value: it " + why);
-      if (!kEffects.count(effect)) errors.push_back(at + ".effect: " + Quote(effect) + " must be NoSchedule, PreferNoSchedule or NoExecute");
+      const std::string key = Str(taints[i], {"key"}), value = Str(taints[i], {"value"}),
+                        effect = Str(taints[i], {"effect"});
+      if (std::string why = CheckQualifiedName(key); !why.empty())
+        errors.push_back(at + ".key: " + Quote(key) + " is not a valid taint key: " + why);
+      if (std::string why = CheckLabelValue(value); !why.empty())
+        errors.push_back(at + ".value: " + Quote(value) + " is not a valid taint value: it " + why);
+      if (!kEffects.count(effect))
+        errors.push_back(at + ".effect: " + Quote(effect) + " must be NoSchedule, PreferNoSchedule or NoExecute");
     }
   }
   const Json& tols = Member(rf, {"spec", "tolerations"});
@@ -393,16 +414,20 @@ AdmissionResponse ValidateResourceFlavor(const AdmissionRequest& req, const Clus
       const std::string key = Str(tols[i], {"key"}), op = Str(tols[i], {"operator"}), value = Str(tols[i], {"value"}),
                         effect = Str(tols[i], {"effect"});
       if (!key.empty()) {
-        if (std::string why = CheckQualifiedName(key); !why.empty()) errors.push_back(at + ".key: " + Quote(key) + " is not a valid key: " + why);
+        if (std::string why = CheckQualifiedName(key); !why.empty())
+          errors.push_back(at + ".key: " + Quote(key) + " is not a valid key: " + why);
       } else if (op != "Exists") {
         errors.push_back(at + ".operator: must be Exists when key is empty (to tolerate every taint)");
       }
-      if (!op.empty() && op != "Exists" && op != "Equal") errors.push_back(at + ".operator: " + Quote(op) + " must be Equal or Exists");
+      if (!op.empty() && op != "Exists" && op != "Equal")
+        errors.push_back(at + ".operator: " + Quote(op) + " must be Equal or Exists");
       if (op == "Exists" && !value.empty()) errors.push_back(at + ".value: must be empty when operator is Exists");
       if (op != "Exists") {
-        if (std::string why = CheckLabelValue(value); !why.empty()) errors.push_back(at + ".value: " + Quote(value) + " is not valid: it " + why);
+        if (std::string why = CheckLabelValue(value); !why.empty())
+          errors.push_back(at + ".value: " + Quote(value) + " is not valid: it " + why);
       }
-      if (!effect.empty() && !kEffects.count(effect)) errors.push_back(at + ".effect: " + Quote(effect) + " must be NoSchedule, PreferNoSchedule or NoExecute");
+      if (!effect.empty() && !kEffects.count(effect))
+        errors.push_back(at + ".effect: " + Quote(effect) + " must be NoSchedule, PreferNoSchedule or NoExecute");
       if (Member(tols[i], {"tolerationSeconds"}).is_number() && effect != "NoExecute") {
         errors.push_back(at + ".tolerationSeconds: only applies with effect NoExecute");
       }

@@ -131,7 +131,8 @@ std::string Dump(const Decisions& d) {
     }
     out << "\n";
   }
-  for (const auto& p : d.preempted) out << "P " << p.workload << " by " << p.preemptor << " " << ToString(p.reason) << "\n";
+  for (const auto& p : d.preempted)
+    out << "P " << p.workload << " by " << p.preemptor << " " << ToString(p.reason) << "\n";
   for (const auto& p : d.pending) out << "W " << p.workload << " " << p.reason << " " << p.message << "\n";
   return out.str();
 }
@@ -323,9 +324,8 @@ TEST(EnginePropertyTest, AGivenOrderStandsForTheSort) {
     const std::string expected = Dump(Schedule(sc.snapshot));
     Snapshot ordered = sc.snapshot;
     for (uint32_t i = 0; i < ordered.workloads.size(); ++i) ordered.order.push_back(i);
-    std::sort(ordered.order.begin(), ordered.order.end(), [&](uint32_t a, uint32_t b) {
-      return InSchedulingOrder(ordered.workloads[a], ordered.workloads[b]);
-    });
+    std::sort(ordered.order.begin(), ordered.order.end(),
+              [&](uint32_t a, uint32_t b) { return InSchedulingOrder(ordered.workloads[a], ordered.workloads[b]); });
     ASSERT_EQ(Dump(Schedule(ordered)), expected) << "seed " << seed;
 
     Snapshot broken = ordered;

@@ -38,8 +38,7 @@ std::vector<ResourceGroupSpec> GpuGroup(std::vector<std::pair<std::string, Quota
   return {g};
 }
 
-ClusterQueueSpec Queue(const std::string& name, const std::string& cohort,
-                       std::vector<ResourceGroupSpec> groups) {
+ClusterQueueSpec Queue(const std::string& name, const std::string& cohort, std::vector<ResourceGroupSpec> groups) {
   ClusterQueueSpec q;
   q.name = name;
   q.cohort = cohort;
@@ -55,8 +54,8 @@ PodSetSpec Pods(int32_t count, int64_t gpus_each, const std::string& name = "mai
   return ps;
 }
 
-WorkloadSpec Pending(const std::string& key, const std::string& cq, int32_t priority,
-                     int64_t created, std::vector<PodSetSpec> pod_sets) {
+WorkloadSpec Pending(const std::string& key, const std::string& cq, int32_t priority, int64_t created,
+                     std::vector<PodSetSpec> pod_sets) {
   WorkloadSpec w;
   w.key = key;
   w.cluster_queue = cq;
@@ -67,8 +66,8 @@ WorkloadSpec Pending(const std::string& key, const std::string& cq, int32_t prio
 }
 
 // An admitted workload holding `gpus` of `flavor` in `cq` (one pod).
-WorkloadSpec Admitted(const std::string& key, const std::string& cq, int32_t priority,
-                      int64_t gpus, int64_t admitted_at, const std::string& flavor = "a100") {
+WorkloadSpec Admitted(const std::string& key, const std::string& cq, int32_t priority, int64_t gpus,
+                      int64_t admitted_at, const std::string& flavor = "a100") {
   WorkloadSpec w = Pending(key, cq, priority, admitted_at, {Pods(1, gpus)});
   AdmissionSpec a;
   a.cluster_queue = cq;
@@ -111,8 +110,7 @@ TEST(EngineQuotaTest, AdmitsWhatFitsAndExplainsTheRest) {
   Snapshot s;
   s.flavors = {Flavor("a100")};
   s.cluster_queues = {Queue("team-a", "", GpuGroup({{"a100", Gpus(8)}}))};
-  s.workloads = {Pending("ns/w1", "team-a", 0, 1, {Pods(1, 4)}),
-                 Pending("ns/w2", "team-a", 0, 2, {Pods(1, 3)}),
+  s.workloads = {Pending("ns/w1", "team-a", 0, 1, {Pods(1, 4)}), Pending("ns/w2", "team-a", 0, 2, {Pods(1, 3)}),
                  Pending("ns/w3", "team-a", 0, 3, {Pods(1, 2)})};
   Decisions d = Schedule(s);
   EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/w1", "ns/w2"}));
@@ -235,8 +233,7 @@ TEST(EngineCohortTest, LendingLimitKeepsPartOfTheQuotaHome) {
   s.flavors = {Flavor("a100")};
   s.cluster_queues = {Queue("a", "pool", GpuGroup({{"a100", Gpus(8)}})),
                       Queue("b", "pool", GpuGroup({{"a100", Gpus(8, std::nullopt, 2)}}))};
-  s.workloads = {Pending("ns/ten", "a", 0, 1, {Pods(1, 10)}),
-                 Pending("ns/eleven", "a", 0, 2, {Pods(1, 11)})};
+  s.workloads = {Pending("ns/ten", "a", 0, 1, {Pods(1, 10)}), Pending("ns/eleven", "a", 0, 2, {Pods(1, 11)})};
   Decisions d = Schedule(s);
   EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/ten"}));
   EXPECT_EQ(FindPending(d, "ns/eleven")->reason, "ExceedsMaxQuota");
@@ -247,8 +244,7 @@ TEST(EngineCohortTest, MultiLevelCohortsShareQuotaUpTheTree) {
   //                  <- p1 (4)
   Snapshot s;
   s.flavors = {Flavor("a100")};
-  s.cohorts = {{"org", "", GpuGroup({{"a100", Gpus(4)}}), 1000},
-               {"research", "org", {}, 1000}};
+  s.cohorts = {{"org", "", GpuGroup({{"a100", Gpus(4)}}), 1000}, {"research", "org", {}, 1000}};
   s.cluster_queues = {Queue("r1", "research", GpuGroup({{"a100", Gpus(4)}})),
                       Queue("p1", "org", GpuGroup({{"a100", Gpus(4)}}))};
   s.workloads = {Pending("ns/twelve", "r1", 0, 1, {Pods(1, 12)})};
@@ -258,8 +254,7 @@ TEST(EngineCohortTest, MultiLevelCohortsShareQuotaUpTheTree) {
 
   // research may take at most 2 GPUs from org: r1 gets its 4 plus 2.
   s.cohorts[1].resource_groups = GpuGroup({{"a100", Gpus(0, 2)}});
-  s.workloads = {Pending("ns/six", "r1", 0, 1, {Pods(1, 6)}),
-                 Pending("ns/one", "r1", 0, 2, {Pods(1, 1)})};
+  s.workloads = {Pending("ns/six", "r1", 0, 1, {Pods(1, 6)}), Pending("ns/one", "r1", 0, 2, {Pods(1, 1)})};
   Decisions d = Schedule(s);
   EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/six"}));
   EXPECT_EQ(FindPending(d, "ns/one")->reason, "WaitingForQuota");
@@ -284,8 +279,7 @@ TEST(EngineFlavorTest, FallsBackToTheNextFlavorInOrder) {
   Snapshot s;
   s.flavors = {Flavor("mig-dedicated"), Flavor("mig-mixed")};
   const std::string mig = "nvidia.com/mig-1g.10gb";
-  ResourceGroupSpec g{{mig},
-                      {{"mig-dedicated", {{mig, 7000, {}, {}}}}, {"mig-mixed", {{mig, 1000, {}, {}}}}}};
+  ResourceGroupSpec g{{mig}, {{"mig-dedicated", {{mig, 7000, {}, {}}}}, {"mig-mixed", {{mig, 1000, {}, {}}}}}};
   s.cluster_queues = {Queue("notebooks", "", {g})};
   for (int i = 0; i < 9; ++i) {
     WorkloadSpec w = Pending("ns/nb-" + std::to_string(i), "notebooks", 0, i, {Pods(1, 1)});
@@ -363,8 +357,7 @@ TEST(EngineOrderTest, HigherPriorityFirstThenOlderThenName) {
   Snapshot s;
   s.flavors = {Flavor("a100")};
   s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(4)}}))};
-  s.workloads = {Pending("ns/old-low", "q", 0, 1, {Pods(1, 4)}),
-                 Pending("ns/new-high", "q", 10, 5, {Pods(1, 4)})};
+  s.workloads = {Pending("ns/old-low", "q", 0, 1, {Pods(1, 4)}), Pending("ns/new-high", "q", 10, 5, {Pods(1, 4)})};
   EXPECT_EQ(AdmittedKeys(Schedule(s)), (Keys{"ns/new-high"}));
   s.workloads = {Pending("ns/b", "q", 0, 1, {Pods(1, 4)}), Pending("ns/a", "q", 0, 1, {Pods(1, 4)})};
   EXPECT_EQ(AdmittedKeys(Schedule(s)), (Keys{"ns/a"}));
@@ -392,8 +385,8 @@ TEST(EngineOrderTest, AdmitsEverythingThatFitsInOnePass) {
   for (int q = 0; q < 3; ++q) {
     s.cluster_queues.push_back(Queue("q" + std::to_string(q), "", GpuGroup({{"a100", Gpus(4)}})));
     for (int i = 0; i < 4; ++i) {
-      s.workloads.push_back(Pending("ns/w" + std::to_string(q) + std::to_string(i),
-                                    "q" + std::to_string(q), 0, i, {Pods(1, 1)}));
+      s.workloads.push_back(
+          Pending("ns/w" + std::to_string(q) + std::to_string(i), "q" + std::to_string(q), 0, i, {Pods(1, 1)}));
     }
   }
   EXPECT_EQ(Schedule(s).admitted.size(), 12u);
@@ -406,12 +399,9 @@ TEST(EngineOrderTest, PendingComeOutInQueueOrderAndLookAlikesShareTheirReason) {
   s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerPriority;
   // Three look-alikes that cannot be admitted (nothing below their priority to preempt), a
   // smaller one that can, and a fourth look-alike tried after that admission.
-  s.workloads = {Admitted("ns/running", "q", 5, 6, 1),
-                 Pending("ns/c", "q", 5, 3, {Pods(1, 4)}),
-                 Pending("ns/a", "q", 5, 2, {Pods(1, 4)}),
-                 Pending("ns/b", "q", 5, 3, {Pods(1, 4)}),
-                 Pending("ns/small", "q", 5, 4, {Pods(1, 1)}),
-                 Pending("ns/d", "q", 5, 5, {Pods(1, 4)}),
+  s.workloads = {Admitted("ns/running", "q", 5, 6, 1),         Pending("ns/c", "q", 5, 3, {Pods(1, 4)}),
+                 Pending("ns/a", "q", 5, 2, {Pods(1, 4)}),     Pending("ns/b", "q", 5, 3, {Pods(1, 4)}),
+                 Pending("ns/small", "q", 5, 4, {Pods(1, 1)}), Pending("ns/d", "q", 5, 5, {Pods(1, 4)}),
                  Pending("ns/low", "q", 1, 1, {Pods(1, 4)})};
   Decisions d = Schedule(s);
   EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/small"}));
@@ -464,9 +454,10 @@ TEST(ShapeTableTest, EqualShapesShareANumberAndDifferentOnesDoNot) {
   partial.pod_sets[0].min_count = 1;
   WorkloadSpec with_cpu = a;
   with_cpu.pod_sets[0].per_pod["cpu"] = 1000;
-  for (const WorkloadSpec& w : {Pending("ns/c", "q", 5, 1, {Pods(3, 4)}), Pending("ns/d", "q", 5, 1, {Pods(2, 8)}),
-                                Pending("ns/e", "q", 5, 1, {Pods(2, 4, "workers")}),
-                                Pending("ns/f", "q", 5, 1, {Pods(2, 4), Pods(1, 1, "driver")}), critical, partial, with_cpu}) {
+  for (const WorkloadSpec& w :
+       {Pending("ns/c", "q", 5, 1, {Pods(3, 4)}), Pending("ns/d", "q", 5, 1, {Pods(2, 8)}),
+        Pending("ns/e", "q", 5, 1, {Pods(2, 4, "workers")}),
+        Pending("ns/f", "q", 5, 1, {Pods(2, 4), Pods(1, 1, "driver")}), critical, partial, with_cpu}) {
     const uint32_t m = shapes.Of(w);
     EXPECT_NE(m, 0u) << w.key;
     EXPECT_TRUE(seen.insert(m).second) << w.key << " got the number of another shape";
@@ -490,8 +481,7 @@ TEST(EngineOrderTest, StoppedAndMissingQueuesAdmitNothing) {
   WorkloadSpec lost = Pending("ns/lost", "", 0, 1, {Pods(1, 1)});
   lost.inadmissible_reason = "Inadmissible";
   lost.inadmissible_message = "LocalQueue gpu doesn't exist";
-  s.workloads = {Pending("ns/held", "q", 0, 1, {Pods(1, 1)}),
-                 Pending("ns/orphan", "gone", 0, 1, {Pods(1, 1)}), lost};
+  s.workloads = {Pending("ns/held", "q", 0, 1, {Pods(1, 1)}), Pending("ns/orphan", "gone", 0, 1, {Pods(1, 1)}), lost};
   Decisions d = Schedule(s);
   EXPECT_TRUE(d.admitted.empty());
   EXPECT_EQ(FindPending(d, "ns/held")->reason, "Stopped");
@@ -515,8 +505,7 @@ TEST(EnginePreemptionTest, WithinClusterQueueLowerPriority) {
   EXPECT_EQ(d.preempted[0].preemptor, "ns/high");
   // Nothing of lower priority is left for the peer to preempt.
   EXPECT_EQ(FindPending(d, "ns/peer")->reason, "WaitingForQuota");
-  EXPECT_NE(FindPending(d, "ns/peer")->message.find("; no workload can be preempted to make room"),
-            std::string::npos);
+  EXPECT_NE(FindPending(d, "ns/peer")->message.find("; no workload can be preempted to make room"), std::string::npos);
 
   s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kNever;
   d = Schedule(s);
@@ -534,8 +523,8 @@ TEST(EnginePreemptionTest, KeepFirstAdmissionsKeepsEachPreemptorWithItsVictims) 
   s.cluster_queues = {Queue("q1", "", GpuGroup({{"a100", Gpus(4)}})), Queue("q2", "", GpuGroup({{"a100", Gpus(4)}}))};
   s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerPriority;
   s.workloads = {Admitted("ns/low-1", "q1", 0, 2, 1), Admitted("ns/low-2", "q1", 0, 2, 2),
-                 Pending("ns/high", "q1", 10, 5, {Pods(1, 4)}),
-                 Pending("ns/a", "q2", 0, 3, {Pods(1, 2)}), Pending("ns/b", "q2", 0, 4, {Pods(1, 2)})};
+                 Pending("ns/high", "q1", 10, 5, {Pods(1, 4)}), Pending("ns/a", "q2", 0, 3, {Pods(1, 2)}),
+                 Pending("ns/b", "q2", 0, 4, {Pods(1, 2)})};
   const Decisions full = Schedule(s);
   // Within nominal quota first (a, b), then the preemptor with its two victims.
   ASSERT_EQ(full.admitted.size(), 3u);
@@ -651,8 +640,7 @@ TEST(EnginePreemptionTest, BorrowWithinCohortBelowTheThreshold) {
   s.cluster_queues[0].borrow_within_cohort = BorrowWithinCohort::kLowerPriority;
   s.cluster_queues[0].borrow_max_priority_threshold = 5;
   s.workloads = {Admitted("ns/a-run", "a", 10, 2, 1), Admitted("ns/b-run", "b", 0, 2, 2),
-                 Admitted("ns/c-borrow", "c", 0, 4, 3),
-                 Pending("ns/a-more", "a", 10, 4, {Pods(1, 2)})};
+                 Admitted("ns/c-borrow", "c", 0, 4, 3), Pending("ns/a-more", "a", 10, 4, {Pods(1, 2)})};
   Decisions d = Schedule(s);
   EXPECT_EQ(PreemptedKeys(d), (Keys{"ns/c-borrow:InCohortReclaimWhileBorrowing"}));
 
@@ -690,8 +678,7 @@ TEST(EnginePreemptionTest, FairSharingTakesBackFromTheLargestShare) {
                       Queue("b", "pool", GpuGroup({{"a100", Gpus(0)}}))};
   s.cluster_queues[0].reclaim_within_cohort = ReclaimWithinCohort::kAny;
   for (int i = 0; i < 8; ++i) s.workloads.push_back(Admitted("ns/b" + std::to_string(i), "b", 0, 1, i));
-  for (int i = 0; i < 6; ++i)
-    s.workloads.push_back(Pending("ns/a" + std::to_string(i), "a", 0, 10 + i, {Pods(1, 1)}));
+  for (int i = 0; i < 6; ++i) s.workloads.push_back(Pending("ns/a" + std::to_string(i), "a", 0, 10 + i, {Pods(1, 1)}));
   Decisions d = Schedule(s);
   // a takes turns until the shares are even: 4 and 4.
   EXPECT_EQ(d.admitted.size(), 4u);

@@ -34,30 +34,26 @@ INSTANTIATE_TEST_SUITE_P(
     Table, QuantityCanonicalTest,
     ::testing::Values(
         CanonicalCase{"0", 0, "0"}, CanonicalCase{"0Gi", 0, "0"}, CanonicalCase{"0.0", 0, "0"},
-        CanonicalCase{"-0", 0, "0"}, CanonicalCase{"1", 1000, "1"},
-        CanonicalCase{"+1", 1000, "1"}, CanonicalCase{"4", 4000, "4"},
-        CanonicalCase{"500m", 500, "500m"}, CanonicalCase{"0.5", 500, "500m"},
-        CanonicalCase{".5", 500, "500m"}, CanonicalCase{"5.", 5000, "5"},
-        CanonicalCase{"1.5", 1500, "1500m"}, CanonicalCase{"1000m", 1000, "1"},
-        CanonicalCase{"0.1", 100, "100m"}, CanonicalCase{"100m", 100, "100m"},
+        CanonicalCase{"-0", 0, "0"}, CanonicalCase{"1", 1000, "1"}, CanonicalCase{"+1", 1000, "1"},
+        CanonicalCase{"4", 4000, "4"}, CanonicalCase{"500m", 500, "500m"}, CanonicalCase{"0.5", 500, "500m"},
+        CanonicalCase{".5", 500, "500m"}, CanonicalCase{"5.", 5000, "5"}, CanonicalCase{"1.5", 1500, "1500m"},
+        CanonicalCase{"1000m", 1000, "1"}, CanonicalCase{"0.1", 100, "100m"}, CanonicalCase{"100m", 100, "100m"},
         CanonicalCase{"1000", 1000000, "1k"}, CanonicalCase{"1200", 1200000, "1200"},
         CanonicalCase{"12000", 12000000, "12k"}, CanonicalCase{"1.5k", 1500000, "1500"},
         CanonicalCase{"100M", 100000000000, "100M"}, CanonicalCase{"2G", 2000000000000, "2G"},
         CanonicalCase{"1e3", 1000000, "1e3"}, CanonicalCase{"1E3", 1000000, "1e3"},
         CanonicalCase{"1.5e3", 1500000, "1500"}, CanonicalCase{"1e-3", 1, "1e-3"},
-        CanonicalCase{"10e2", 1000000, "1e3"}, CanonicalCase{"1e0", 1000, "1"},
-        CanonicalCase{"1Ki", 1024000, "1Ki"}, CanonicalCase{"1024Ki", 1048576000, "1Mi"},
-        CanonicalCase{"1536Mi", 1610612736000, "1536Mi"},
-        CanonicalCase{"1.5Gi", 1610612736000, "1536Mi"},
-        CanonicalCase{"0.5Gi", 536870912000, "512Mi"}, CanonicalCase{"36Gi", 38654705664000, "36Gi"},
-        CanonicalCase{"0.5Ki", 512000, "512"}, CanonicalCase{"1.5Ki", 1536000, "1536"},
-        CanonicalCase{"1.1Ki", 1126400, "1126400m"}, CanonicalCase{"80Gi", 85899345920000, "80Gi"},
-        CanonicalCase{"1Ti", 1099511627776000, "1Ti"}, CanonicalCase{"-1", -1000, "-1"},
-        CanonicalCase{"-500m", -500, "-500m"}, CanonicalCase{"-2Gi", -2147483648000, "-2Gi"},
+        CanonicalCase{"10e2", 1000000, "1e3"}, CanonicalCase{"1e0", 1000, "1"}, CanonicalCase{"1Ki", 1024000, "1Ki"},
+        CanonicalCase{"1024Ki", 1048576000, "1Mi"}, CanonicalCase{"1536Mi", 1610612736000, "1536Mi"},
+        CanonicalCase{"1.5Gi", 1610612736000, "1536Mi"}, CanonicalCase{"0.5Gi", 536870912000, "512Mi"},
+        CanonicalCase{"36Gi", 38654705664000, "36Gi"}, CanonicalCase{"0.5Ki", 512000, "512"},
+        CanonicalCase{"1.5Ki", 1536000, "1536"}, CanonicalCase{"1.1Ki", 1126400, "1126400m"},
+        CanonicalCase{"80Gi", 85899345920000, "80Gi"}, CanonicalCase{"1Ti", 1099511627776000, "1Ti"},
+        CanonicalCase{"-1", -1000, "-1"}, CanonicalCase{"-500m", -500, "-500m"},
+        CanonicalCase{"-2Gi", -2147483648000, "-2Gi"},
         // Finer than a milli-unit: rounded up to the next milli-unit, as MilliValue() rounds.
-        CanonicalCase{"1n", 1, "1m"}, CanonicalCase{"1u", 1, "1m"},
-        CanonicalCase{"2000u", 2, "2m"}, CanonicalCase{"1500u", 2, "2m"},
-        CanonicalCase{"1001u", 2, "2m"}, CanonicalCase{"2500000n", 3, "3m"},
+        CanonicalCase{"1n", 1, "1m"}, CanonicalCase{"1u", 1, "1m"}, CanonicalCase{"2000u", 2, "2m"},
+        CanonicalCase{"1500u", 2, "2m"}, CanonicalCase{"1001u", 2, "2m"}, CanonicalCase{"2500000n", 3, "3m"},
         CanonicalCase{"0.0001", 1, "1m"}, CanonicalCase{"1e-30", 1, "1e-3"},
         CanonicalCase{"9223372036854775807m", INT64_MAX, "9223372036854775807m"},
         CanonicalCase{"8Pi", 9007199254740992000, "8Pi"}),
@@ -65,9 +61,12 @@ INSTANTIATE_TEST_SUITE_P(
       // A readable test name from the input: "1.5Gi" -> "i7_1p5Gi".
       std::string name = "i" + std::to_string(info.index) + "_";
       for (const char* c = info.param.input; *c; ++c) {
-        if (std::isalnum(static_cast<unsigned char>(*c))) name.push_back(*c);
-        else if (*c == '.') name.push_back('p');
-        else if (*c == '-') name.push_back('n');
+        if (std::isalnum(static_cast<unsigned char>(*c)))
+          name.push_back(*c);
+        else if (*c == '.')
+          name.push_back('p');
+        else if (*c == '-')
+          name.push_back('n');
       }
       return name;
     });
@@ -95,19 +94,16 @@ TEST(QuantityTest, RejectsGarbageWithAReason) {
     Result<Quantity> q = Quantity::Parse(c.input);
     ASSERT_FALSE(q.ok()) << c.input;
     EXPECT_EQ(q.status().code(), StatusCode::kInvalidArgument) << c.input;
-    EXPECT_NE(q.status().message().find(c.message), std::string::npos)
-        << c.input << " gave: " << q.status().message();
+    EXPECT_NE(q.status().message().find(c.message), std::string::npos) << c.input << " gave: " << q.status().message();
   }
 }
 
 TEST(QuantityTest, RejectsOverflowClearly) {
-  for (const char* input : {"9223372036854775808m", "9Pi", "10P", "1E", "1Ei", "1e16",
-                            "100000000000000000000000"}) {
+  for (const char* input : {"9223372036854775808m", "9Pi", "10P", "1E", "1Ei", "1e16", "100000000000000000000000"}) {
     Result<Quantity> q = Quantity::Parse(input);
     ASSERT_FALSE(q.ok()) << input;
     EXPECT_EQ(q.status().code(), StatusCode::kOutOfRange) << input;
-    EXPECT_NE(q.status().message().find("is too large"), std::string::npos)
-        << q.status().message();
+    EXPECT_NE(q.status().message().find("is too large"), std::string::npos) << q.status().message();
   }
   Result<Quantity> min = Quantity::Parse("-9223372036854775808m");
   ASSERT_TRUE(min.ok());

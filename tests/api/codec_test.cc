@@ -233,42 +233,45 @@ TEST_P(CodecRejectionTest, NamesTheObjectAndTheField) {
 INSTANTIATE_TEST_SUITE_P(
     Messages, CodecRejectionTest,
     ::testing::Values(
-        BadInput{"ClusterQueue",
-                 R"({"metadata": {"name": "team-a"}, "spec": {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"],
+        BadInput{
+            "ClusterQueue",
+            R"({"metadata": {"name": "team-a"}, "spec": {"resourceGroups": [{"coveredResources": ["nvidia.com/gpu"],
                      "flavors": [{"name": "a100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "4x"}]}]}]}})",
-                 R"(ClusterQueue "team-a": spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: "4x" is not a valid quantity: unknown suffix "x" (use one of n u m k M G T P E, Ki Mi Gi Ti Pi Ei, or an exponent such as e3))"},
-        BadInput{"ClusterQueue",
-                 R"({"metadata": {"name": "team-a"}, "spec": {"queueingStrategy": "FIFO"}})",
-                 R"(ClusterQueue "team-a": spec.queueingStrategy: unsupported value "FIFO": use one of StrictFIFO, BestEffortFIFO)"},
-        BadInput{"ClusterQueue",
-                 R"({"metadata": {"name": "team-a"}, "spec": {"resourceGroups": [{"flavors": []}]}})",
+            R"(ClusterQueue "team-a": spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: "4x" is not a valid quantity: unknown suffix "x" (use one of n u m k M G T P E, Ki Mi Gi Ti Pi Ei, or an exponent such as e3))"},
+        BadInput{
+            "ClusterQueue", R"({"metadata": {"name": "team-a"}, "spec": {"queueingStrategy": "FIFO"}})",
+            R"(ClusterQueue "team-a": spec.queueingStrategy: unsupported value "FIFO": use one of StrictFIFO, BestEffortFIFO)"},
+        BadInput{"ClusterQueue", R"({"metadata": {"name": "team-a"}, "spec": {"resourceGroups": [{"flavors": []}]}})",
                  R"(ClusterQueue "team-a": spec.resourceGroups[0].coveredResources: is required)"},
-        BadInput{"ClusterQueue",
-                 R"({"apiVersion": "kueue.x-k8s.io/v1beta1", "metadata": {"name": "team-a"}})",
-                 R"(ClusterQueue "team-a": apiVersion: "kueue.x-k8s.io/v1beta1" is not served; use kueue.x-k8s.io/v1beta2)"},
+        BadInput{
+            "ClusterQueue", R"({"apiVersion": "kueue.x-k8s.io/v1beta1", "metadata": {"name": "team-a"}})",
+            R"(ClusterQueue "team-a": apiVersion: "kueue.x-k8s.io/v1beta1" is not served; use kueue.x-k8s.io/v1beta2)"},
         BadInput{"ClusterQueue", R"({"kind": "Cohort", "metadata": {"name": "x"}})",
                  R"(ClusterQueue "x": kind: expected ClusterQueue, got "Cohort")"},
         BadInput{"ClusterQueue", R"([1, 2])", R"(ClusterQueue "<unnamed>": must be a JSON object)"},
-        BadInput{"Workload",
-                 R"({"metadata": {"name": "w", "namespace": "team-llm"}, "spec": {"podSets": [{"count": "4", "template": {}}]}})",
-                 R"(Workload "team-llm/w": spec.podSets[0].count: must be an integer, not a string ("4"))"},
-        BadInput{"Workload",
-                 R"({"metadata": {"name": "w", "namespace": "team-llm"}, "spec": {"podSets": [{"count": 3000000000, "template": {}}]}})",
-                 R"(Workload "team-llm/w": spec.podSets[0].count: 3000000000 does not fit in a 32-bit integer)"},
+        BadInput{
+            "Workload",
+            R"({"metadata": {"name": "w", "namespace": "team-llm"}, "spec": {"podSets": [{"count": "4", "template": {}}]}})",
+            R"(Workload "team-llm/w": spec.podSets[0].count: must be an integer, not a string ("4"))"},
+        BadInput{
+            "Workload",
+            R"({"metadata": {"name": "w", "namespace": "team-llm"}, "spec": {"podSets": [{"count": 3000000000, "template": {}}]}})",
+            R"(Workload "team-llm/w": spec.podSets[0].count: 3000000000 does not fit in a 32-bit integer)"},
         BadInput{"Workload", R"({"metadata": {"name": "w", "namespace": "n"}})",
                  R"(Workload "n/w": spec: is required)"},
-        BadInput{"Workload",
-                 R"({"metadata": {"name": "w", "namespace": "n"}, "spec": {"podSets": [{"template": {}}],
+        BadInput{
+            "Workload",
+            R"({"metadata": {"name": "w", "namespace": "n"}, "spec": {"podSets": [{"template": {}}],
                      "status": 1}, "status": {"admission": {"clusterQueue": "q", "podSetAssignments": [
                      {"name": "main", "resourceUsage": {"nvidia.com/gpu": "10P"}}]}}})",
-                 R"(Workload "n/w": status.admission.podSetAssignments[0].resourceUsage["nvidia.com/gpu"]: "10P" is too large: rota holds quantities up to 9223372036854775807m (about 9.2e15 units))"},
+            R"(Workload "n/w": status.admission.podSetAssignments[0].resourceUsage["nvidia.com/gpu"]: "10P" is too large: rota holds quantities up to 9223372036854775807m (about 9.2e15 units))"},
         BadInput{"LocalQueue", R"({"metadata": {"name": "gpu", "namespace": "a"}, "spec": {"clusterQueue": 7}})",
                  R"(LocalQueue "a/gpu": spec.clusterQueue: must be a string, not a number (7))"},
-        BadInput{"ResourceFlavor",
-                 R"({"metadata": {"name": "a100"}, "spec": {"nodeTaints": [{"key": "k", "effect": "Sometimes"}]}})",
-                 R"(ResourceFlavor "a100": spec.nodeTaints[0].effect: unsupported value "Sometimes": use one of NoSchedule, PreferNoSchedule, NoExecute)"},
-        BadInput{"ResourceFlavor",
-                 R"({"metadata": {"name": "a100"}, "spec": {"nodeLabels": {"zone": 3}}})",
+        BadInput{
+            "ResourceFlavor",
+            R"({"metadata": {"name": "a100"}, "spec": {"nodeTaints": [{"key": "k", "effect": "Sometimes"}]}})",
+            R"(ResourceFlavor "a100": spec.nodeTaints[0].effect: unsupported value "Sometimes": use one of NoSchedule, PreferNoSchedule, NoExecute)"},
+        BadInput{"ResourceFlavor", R"({"metadata": {"name": "a100"}, "spec": {"nodeLabels": {"zone": 3}}})",
                  R"(ResourceFlavor "a100": spec.nodeLabels["zone"]: must be a string, not a number (3))"},
         BadInput{"WorkloadPriorityClass", R"({"metadata": {"name": "p"}})",
                  R"(WorkloadPriorityClass "p": value: is required)"}));
@@ -291,7 +294,8 @@ TEST(MetaTest, TolerationsFollowKubernetesRules) {
   Toleration exists{"nvidia.com/gpu", TolerationOperator::kExists, "", std::nullopt, std::nullopt, Json::object()};
   Toleration equal{"nvidia.com/gpu", std::nullopt, "present", TaintEffect::kNoSchedule, std::nullopt, Json::object()};
   Toleration wrong_value{"nvidia.com/gpu", std::nullopt, "absent", std::nullopt, std::nullopt, Json::object()};
-  Toleration wrong_effect{"nvidia.com/gpu", TolerationOperator::kExists, "", TaintEffect::kNoExecute, std::nullopt, Json::object()};
+  Toleration wrong_effect{"nvidia.com/gpu", TolerationOperator::kExists, "", TaintEffect::kNoExecute, std::nullopt,
+                          Json::object()};
   Toleration everything{"", TolerationOperator::kExists, "", std::nullopt, std::nullopt, Json::object()};
   EXPECT_TRUE(exists.Tolerates(gpu));
   EXPECT_TRUE(equal.Tolerates(gpu));

@@ -29,7 +29,8 @@ TEST(PodRequestsTest, AddsContainersTakesTheLargestInitAndAddsOverhead) {
 }
 
 TEST(PodRequestsTest, ErrorsNameTheField) {
-  Json pod = Json::parse(R"({"spec": {"containers": [{"name": "a"}, {"name": "b", "resources": {"limits": {"cpu": "2 cores"}}}]}})");
+  Json pod = Json::parse(
+      R"({"spec": {"containers": [{"name": "a"}, {"name": "b", "resources": {"limits": {"cpu": "2 cores"}}}]}})");
   Result<admission::ResourceAmounts> r = PodRequests(pod, "spec.podSets[0].template");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
@@ -60,10 +61,11 @@ TEST(BuildSnapshotTest, ResolvesQueuesPrioritiesAndSelectors) {
       R"({"metadata": {"name": "critical", "annotations": {"rota.dev/preemptible": "false"}}, "value": 1000})")));
   state.namespace_labels["ml"] = {{"team", "ml"}};
   auto workload = [](const std::string& ns, const std::string& extra) {
-    return std::make_shared<const Workload>(*DecodeObject<Workload>(Json::parse(
-        R"({"metadata": {"name": "w", "namespace": ")" + ns + R"("}, "spec": {"queueName": "gpu",
+    return std::make_shared<const Workload>(*DecodeObject<Workload>(
+        Json::parse(R"({"metadata": {"name": "w", "namespace": ")" + ns + R"("}, "spec": {"queueName": "gpu",
             "podSets": [{"count": 2, "template": {"spec": {"containers": [{"name": "c",
-            "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}}])" + extra + "}}")));
+            "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}}])" +
+                    extra + "}}")));
   };
   state.workloads.push_back(workload("ml", R"(, "priorityClassRef": {"group": "kueue.x-k8s.io",
       "kind": "WorkloadPriorityClass", "name": "critical"})"));
@@ -82,16 +84,17 @@ TEST(BuildSnapshotTest, ResolvesQueuesPrioritiesAndSelectors) {
 
 TEST(BuildSnapshotTest, KeepGoingLeavesAnUnreadableWorkloadPendingWithTheError) {
   ClusterState state;
-  state.cluster_queues.push_back(*DecodeObject<ClusterQueue>(
-      Json::parse(R"({"metadata": {"name": "team"}, "spec": {"namespaceSelector": {}}})")));
+  state.cluster_queues.push_back(
+      *DecodeObject<ClusterQueue>(Json::parse(R"({"metadata": {"name": "team"}, "spec": {"namespaceSelector": {}}})")));
   state.local_queues.push_back(*DecodeObject<LocalQueue>(
       Json::parse(R"({"metadata": {"name": "gpu", "namespace": "ml"}, "spec": {"clusterQueue": "team"}})")));
   auto workload = [](const std::string& name, const std::string& gpus) {
-    return std::make_shared<const Workload>(*DecodeObject<Workload>(Json::parse(
-        R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml", "uid": "uid-)" + name +
-        R"(", "generation": 1}, "spec": {"queueName": "gpu",
+    return std::make_shared<const Workload>(*DecodeObject<Workload>(
+        Json::parse(R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml", "uid": "uid-)" + name +
+                    R"(", "generation": 1}, "spec": {"queueName": "gpu",
             "podSets": [{"count": 1, "template": {"spec": {"containers": [{"name": "c",
-            "resources": {"requests": {"nvidia.com/gpu": ")" + gpus + R"("}}}]}}}]}})")));
+            "resources": {"requests": {"nvidia.com/gpu": ")" +
+                    gpus + R"("}}}]}}}]}})")));
   };
   state.workloads = {workload("bad", "lots"), workload("good", "1")};
   Result<admission::Snapshot> strict = BuildSnapshot(state);
@@ -122,7 +125,8 @@ TEST(BuildSnapshotTest, KeepGoingLeavesAnUnreadableWorkloadPendingWithTheError) 
     const admission::WorkloadSpec* bad = builder.Find("ml/bad");
     ASSERT_NE(bad, nullptr);
     EXPECT_EQ(bad->inadmissible_reason, "Inadmissible") << "build " << build;
-    EXPECT_NE(bad->inadmissible_message.find("\"lots\" is not a valid quantity"), std::string::npos) << "build " << build;
+    EXPECT_NE(bad->inadmissible_message.find("\"lots\" is not a valid quantity"), std::string::npos)
+        << "build " << build;
   }
 }
 
@@ -136,12 +140,14 @@ ClusterState TeamState() {
   return state;
 }
 
-std::shared_ptr<const Workload> GpuWorkload(const std::string& name, int generation, int gpus, const std::string& status = "{}") {
+std::shared_ptr<const Workload> GpuWorkload(const std::string& name, int generation, int gpus,
+                                            const std::string& status = "{}") {
   return std::make_shared<const Workload>(*DecodeObject<Workload>(Json::parse(
       R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml", "uid": "uid-)" + name +
       R"(", "resourceVersion": "1", "generation": )" + std::to_string(generation) + R"(}, "spec": {"queueName": "gpu",
           "podSets": [{"count": 1, "template": {"spec": {"containers": [{"name": "c",
-          "resources": {"requests": {"nvidia.com/gpu": )" + std::to_string(gpus) + "}}}]}}}]}, \"status\": " + status + "}")));
+          "resources": {"requests": {"nvidia.com/gpu": )" +
+      std::to_string(gpus) + "}}}]}}}]}, \"status\": " + status + "}")));
 }
 
 int64_t GpusOf(const SnapshotBuilder& b, const std::string& key) {
@@ -233,9 +239,9 @@ TEST(SnapshotBuilderTest, QueueStatusWritesDoNotResolveWorkloadsAgain) {
 // Look-alikes get one shape number, which stays with them from build to build.
 TEST(SnapshotBuilderTest, QueueNumbersNameEachWorkloadsQueuesAndForgetNamesNoLongerUsed) {
   auto in_queue = [](const std::string& name, const std::string& queue) {
-    return std::make_shared<const Workload>(*DecodeObject<Workload>(Json::parse(
-        R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml", "uid": "uid-)" + name +
-        R"(", "resourceVersion": "1", "generation": 1}, "spec": {"queueName": ")" + queue + R"(",
+    return std::make_shared<const Workload>(*DecodeObject<Workload>(
+        Json::parse(R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml", "uid": "uid-)" + name +
+                    R"(", "resourceVersion": "1", "generation": 1}, "spec": {"queueName": ")" + queue + R"(",
             "podSets": [{"count": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}]}})")));
   };
   ClusterState state = TeamState();
@@ -352,8 +358,9 @@ TEST(SnapshotBuilderTest, AgreesWithBuildSnapshotThroughChanges) {
   auto by_key = [](const admission::Snapshot& s) {
     std::map<std::string, std::string> out;
     for (const auto& w : s.workloads) {
-      out[w.key] = w.cluster_queue + "|" + std::to_string(w.pod_sets.empty() ? -1 : w.pod_sets[0].per_pod.at("nvidia.com/gpu")) +
-                   "|" + (w.admission ? w.admission->cluster_queue : "-") + "|" + w.inadmissible_reason;
+      out[w.key] = w.cluster_queue + "|" +
+                   std::to_string(w.pod_sets.empty() ? -1 : w.pod_sets[0].per_pod.at("nvidia.com/gpu")) + "|" +
+                   (w.admission ? w.admission->cluster_queue : "-") + "|" + w.inadmissible_reason;
     }
     return out;
   };
@@ -496,7 +503,8 @@ TEST(SnapshotBuilderTest, KeepsTheSchedulingOrderThroughChanges) {
     for (uint32_t i : s.order) kept.push_back(s.workloads.at(i).key);
     std::vector<const admission::WorkloadSpec*> entries;
     for (const auto& w : s.workloads) entries.push_back(&w);
-    std::sort(entries.begin(), entries.end(), [](const auto* x, const auto* y) { return admission::InSchedulingOrder(*x, *y); });
+    std::sort(entries.begin(), entries.end(),
+              [](const auto* x, const auto* y) { return admission::InSchedulingOrder(*x, *y); });
     for (const auto* w : entries) sorted.push_back(w->key);
     ASSERT_EQ(kept, sorted) << "step " << step;
   }

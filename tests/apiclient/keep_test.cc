@@ -76,7 +76,8 @@ TEST(ParseKeepingTest, MetadataEqualsTheFullParseCutToItsThreeFields) {
 
 TEST(ParseKeepingTest, MetadataStopsReadingAtTheEndOfTheMetadata) {
   // What follows the metadata is never read: here it is cut off mid-way, as if unread.
-  const std::string text = R"({"apiVersion":"v1","kind":"Workload","metadata":{"name":"w","resourceVersion":"9"},"spec":{"podSets":[)";
+  const std::string text =
+      R"({"apiVersion":"v1","kind":"Workload","metadata":{"name":"w","resourceVersion":"9"},"spec":{"podSets":[)";
   const Json kept = ParseKeeping(text, 1, Keep::kMetadata);
   ASSERT_FALSE(kept.is_discarded());
   EXPECT_EQ(kept["metadata"].value("resourceVersion", ""), "9");
@@ -99,13 +100,30 @@ TEST(ParseKeepingTest, MetadataFindsFieldsInAnyOrder) {
 // Every JSON value reads back as nlohmann's own parser reads it, whichever way ParseKeeping
 // takes (simdjson for what it accepts, nlohmann's reader for the rest).
 TEST(ParseKeepingTest, ValuesReadAsNlohmannReadsThem) {
-  const std::vector<std::string> values = {
-      "0", "7", "-7", "9223372036854775807", "-9223372036854775808", "18446744073709551615",
-      "18446744073709551616",  // beyond 64 bits: a double to nlohmann
-      "1.5", "-0.25", "1e300", "2E-3", "true", "false", "null", R"("")", R"("a\"b\\c\n\u00e9\ud83d\ude00")",
-      R"("ü")", "[]", "{}", R"([1,[2,[3,{}]]])", R"({"a":1,"a":2})"};
+  const std::vector<std::string> values = {"0",
+                                           "7",
+                                           "-7",
+                                           "9223372036854775807",
+                                           "-9223372036854775808",
+                                           "18446744073709551615",
+                                           "18446744073709551616",  // beyond 64 bits: a double to nlohmann
+                                           "1.5",
+                                           "-0.25",
+                                           "1e300",
+                                           "2E-3",
+                                           "true",
+                                           "false",
+                                           "null",
+                                           R"("")",
+                                           R"("a\"b\\c\n\u00e9\ud83d\ude00")",
+                                           R"("ü")",
+                                           "[]",
+                                           "{}",
+                                           R"([1,[2,[3,{}]]])",
+                                           R"({"a":1,"a":2})"};
   for (const std::string& v : values) {
-    const std::string text = R"({"apiVersion":"v1","kind":"K","metadata":{"name":"n","x":)" + v + R"(},"spec":{"y":)" + v + "}}";
+    const std::string text =
+        R"({"apiVersion":"v1","kind":"K","metadata":{"name":"n","x":)" + v + R"(},"spec":{"y":)" + v + "}}";
     const Json want = Json::parse(text);
     for (Keep keep : {Keep::kAll, Keep::kAllButManagedFields}) {
       const Json got = ParseKeeping(text, 1, keep);

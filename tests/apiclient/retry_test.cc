@@ -64,7 +64,8 @@ class ScriptedServer {
       {
         std::lock_guard l(mu_);
         requests_.push_back(req.substr(0, req.find("\r\n")));
-        response = responses_.empty() ? "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n" : responses_.front();
+        response =
+            responses_.empty() ? "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n" : responses_.front();
         if (!responses_.empty()) responses_.pop_front();
       }
       ssize_t unused = write(c, response.data(), response.size());
@@ -83,8 +84,8 @@ class ScriptedServer {
 
 std::string Response(int code, const std::string& reason, const std::string& body,
                      const std::string& extra_headers = "") {
-  return "HTTP/1.1 " + std::to_string(code) + " " + reason + "\r\nContent-Type: application/json\r\n" +
-         extra_headers + "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  return "HTTP/1.1 " + std::to_string(code) + " " + reason + "\r\nContent-Type: application/json\r\n" + extra_headers +
+         "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 const std::string kStatus429 =
@@ -176,8 +177,9 @@ TEST(ClientRetryTest, GivesUpWithTheStatusAfterRepeated5xxAndDoesNotRetry4xx) {
   EXPECT_EQ(r.error().retry, Retry::kBackoff);
   EXPECT_EQ(server.requests().size(), 5u);
 
-  ScriptedServer bad({Response(422, "Unprocessable Entity",
-                               R"({"kind":"Status","message":"spec.x: Invalid value","reason":"Invalid","code":422})")});
+  ScriptedServer bad(
+      {Response(422, "Unprocessable Entity",
+                R"({"kind":"Status","message":"spec.x: Invalid value","reason":"Invalid","code":422})")});
   auto client2 = ClientFor(bad, clock);
   auto invalid = client2->Create(resources::kConfigMaps, "ns", Json::object());
   ASSERT_FALSE(invalid.ok());

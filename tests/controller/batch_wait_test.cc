@@ -34,7 +34,7 @@ TEST(BatchWaitTest, TheCpuShareSetsTheStretch) {
 TEST(QueueStatusIntervalTest, ThreeSecondsOrFiftyWritesASecondForAllQueues) {
   using std::chrono::seconds;
   EXPECT_EQ(QueueStatusInterval(0), seconds(3));
-  EXPECT_EQ(QueueStatusInterval(60), seconds(3));   // Kueue's baseline: 30 ClusterQueues, 30 LocalQueues
+  EXPECT_EQ(QueueStatusInterval(60), seconds(3));  // Kueue's baseline: 30 ClusterQueues, 30 LocalQueues
   EXPECT_EQ(QueueStatusInterval(150), seconds(3));
   EXPECT_EQ(QueueStatusInterval(300), seconds(6));
   EXPECT_EQ(QueueStatusInterval(2000), seconds(40));  // its large scale: 1,000 of each
@@ -62,7 +62,7 @@ TEST(ApiserverBehindTest, BehindAfterALongWaitForTheWriterUntil30sWithoutOne) {
   EXPECT_FALSE(a.Observe(milliseconds(999), t0 + seconds(1)));  // a pass's worth of writes, sent in time
   EXPECT_TRUE(a.Observe(milliseconds(1000), t0 + seconds(3)));
   EXPECT_TRUE(a.behind());
-  EXPECT_TRUE(a.Observe(milliseconds(0), t0 + seconds(32)));  // within 30 s of the long wait
+  EXPECT_TRUE(a.Observe(milliseconds(0), t0 + seconds(32)));     // within 30 s of the long wait
   EXPECT_TRUE(a.Observe(milliseconds(2500), t0 + seconds(40)));  // a long wait again: 30 s more
   EXPECT_TRUE(a.Observe(milliseconds(0), t0 + seconds(69)));
   EXPECT_FALSE(a.Observe(milliseconds(0), t0 + seconds(70)));

@@ -10,14 +10,17 @@ using api::Json;
 // A Workload as a sweep's Job makes it: labels, an image, env and probes nothing schedules by.
 Json SweepWorkload(const std::string& name, const std::string& image) {
   return Json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-    "metadata": {"name": ")" + name + R"(", "namespace": "team-a", "uid": "u-)" + name + R"(",
+    "metadata": {"name": ")" +
+                     name + R"(", "namespace": "team-a", "uid": "u-)" + name + R"(",
       "resourceVersion": "42", "generation": 1, "creationTimestamp": "2026-11-24T10:00:00Z",
       "labels": {"sweep": "lr"}, "annotations": {"note": "x"},
-      "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": ")" + name + R"(", "uid": "j-1", "controller": true}]},
+      "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": ")" +
+                     name + R"(", "uid": "j-1", "controller": true}]},
     "spec": {"queueName": "gpu", "priority": 10, "podSets": [{"name": "main", "count": 2, "template": {
       "metadata": {"labels": {"app": "train"}},
       "spec": {"nodeSelector": {"gpu": "a100"},
-               "containers": [{"name": "trainer", "image": ")" + image + R"(", "env": [{"name": "LR", "value": "0.1"}],
+               "containers": [{"name": "trainer", "image": ")" +
+                     image + R"(", "env": [{"name": "LR", "value": "0.1"}],
                                "resources": {"requests": {"nvidia.com/gpu": "4", "cpu": "8"}}}],
                "restartPolicy": "Never"}}}]},
     "status": {"conditions": [{"type": "QuotaReserved", "status": "False", "reason": "Pending",

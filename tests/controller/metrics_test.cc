@@ -7,7 +7,9 @@
 namespace rota::controller {
 namespace {
 
-bool Has(const std::string& text, const std::string& line) { return text.find("\n" + line + "\n") != std::string::npos; }
+bool Has(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
 
 // A pass replaces the gauges of the ClusterQueues that changed and drops those of a queue gone;
 // every other queue's series stay as they were.
@@ -17,11 +19,13 @@ TEST(MetricsTest, ReplacingSomeQueuesGaugesLeavesTheOthers) {
   const Labels ten = {{"cluster_queue", "cq-10"}, {"status", "active"}};  // "cq-1" is a prefix of its name
   const Labels usage = {{"cluster_queue", "cq-1"}, {"flavor", "a100"}, {"resource", "nvidia.com/gpu"}};
   const std::vector<std::string> gauges = {"kueue_pending_workloads", "kueue_cluster_queue_resource_usage"};
-  m.ReplaceGaugeSeries(gauges, "cluster_queue", {"cq-1", "cq-10"},
-                       {{"kueue_pending_workloads", {{one, 3}, {ten, 5}}}, {"kueue_cluster_queue_resource_usage", {{usage, 2}}}});
+  m.ReplaceGaugeSeries(
+      gauges, "cluster_queue", {"cq-1", "cq-10"},
+      {{"kueue_pending_workloads", {{one, 3}, {ten, 5}}}, {"kueue_cluster_queue_resource_usage", {{usage, 2}}}});
   std::string text = m.Render();
   ASSERT_TRUE(Has(text, R"(kueue_pending_workloads{cluster_queue="cq-1",status="active"} 3)")) << text;
-  ASSERT_TRUE(Has(text, R"(kueue_cluster_queue_resource_usage{cluster_queue="cq-1",flavor="a100",resource="nvidia.com/gpu"} 2)"));
+  ASSERT_TRUE(Has(
+      text, R"(kueue_cluster_queue_resource_usage{cluster_queue="cq-1",flavor="a100",resource="nvidia.com/gpu"} 2)"));
 
   // cq-1 changed: its new series replace all of its old ones (usage it no longer has is gone).
   m.ReplaceGaugeSeries(gauges, "cluster_queue", {"cq-1"}, {{"kueue_pending_workloads", {{one, 4}}}});

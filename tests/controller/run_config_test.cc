@@ -15,7 +15,8 @@ logging: {level: debug, format: json}
 metrics: {bindAddress: "127.0.0.1:9090"}
 health: {bindAddress: "0"}
 webhook: {bindAddress: ":9443", certFile: /certs/tls.crt, keyFile: /certs/tls.key}
-)", "rota.yaml");
+)",
+                                       "rota.yaml");
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->qps, 200);
   EXPECT_EQ(c->burst, 400);
@@ -43,18 +44,24 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
     const char* message;
   };
   for (const Case& c : {
-           Case{"tracing: {port: 8080}", "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, logging, metrics, health, webhook, waitForPodsReady)"},
-           Case{"metrics: {bindAddress: here}", "rota.yaml: metrics.bindAddress: \"here\" is not host:port, :port or 0"},
-           Case{"webhook: {bindAddress: \"9443\"}", "rota.yaml: webhook.bindAddress: \"9443\" is not host:port, :port or 0"},
+           Case{"tracing: {port: 8080}",
+                "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, "
+                "scheduling, logging, metrics, health, webhook, waitForPodsReady)"},
+           Case{"metrics: {bindAddress: here}",
+                "rota.yaml: metrics.bindAddress: \"here\" is not host:port, :port or 0"},
+           Case{"webhook: {bindAddress: \"9443\"}",
+                "rota.yaml: webhook.bindAddress: \"9443\" is not host:port, :port or 0"},
            Case{"webhook: {certFile: \"\"}", "rota.yaml: webhook.certFile: must name a PEM file"},
            Case{"clientConnection: {qps: 10, qsp: 5}", "rota.yaml: clientConnection.qsp: unknown setting"},
            Case{"clientConnection: {qps: -1}", "rota.yaml: clientConnection.qps: must be a positive number"},
            Case{"clientConnection: {burst: many}", "rota.yaml: clientConnection.burst: must be a positive integer"},
            Case{"clientConnection: {http2: maybe}", "rota.yaml: clientConnection.http2: must be true or false"},
            Case{"leaderElection: {enabled: maybe}", "rota.yaml: leaderElection.enabled: must be true or false"},
-           Case{"scheduling: {batchPeriod: soon}", "rota.yaml: scheduling.batchPeriod: \"soon\" is not a duration such as 100ms or 2s"},
+           Case{"scheduling: {batchPeriod: soon}",
+                "rota.yaml: scheduling.batchPeriod: \"soon\" is not a duration such as 100ms or 2s"},
            Case{"scheduling: {cpuShare: 0}", "rota.yaml: scheduling.cpuShare: must be a number above 0 and at most 1"},
-           Case{"scheduling: {cpuShare: half}", "rota.yaml: scheduling.cpuShare: must be a number above 0 and at most 1"},
+           Case{"scheduling: {cpuShare: half}",
+                "rota.yaml: scheduling.cpuShare: must be a number above 0 and at most 1"},
            Case{"logging: {format: xml}", "rota.yaml: logging.format: use text or json"},
            Case{"logging: {level: loud}", "rota.yaml: logging.level: use one of trace, debug, info, warn, error"},
            Case{"- a\n- b", "rota.yaml: must be a map of settings"},

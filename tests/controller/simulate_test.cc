@@ -79,8 +79,7 @@ spec: {clusterQueue: team}
 std::string Workload(const std::string& name, int gpus, const std::string& extra_spec = "",
                      const std::string& status = "") {
   return "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: " + name +
-         ", namespace: ml, creationTimestamp: \"2026-11-01T10:00:00Z\"}\nspec:\n  queueName: gpu\n" +
-         extra_spec +
+         ", namespace: ml, creationTimestamp: \"2026-11-01T10:00:00Z\"}\nspec:\n  queueName: gpu\n" + extra_spec +
          "  podSets:\n  - name: main\n    count: 1\n    template:\n      spec:\n        containers:\n"
          "        - name: c\n          image: i\n          resources:\n            limits: {nvidia.com/gpu: " +
          std::to_string(gpus) + "}\n" + status;
@@ -121,7 +120,8 @@ TEST_F(SimulateTest, PreemptsAndReportsTheVictimAsPending) {
                                                   "WorkloadPriorityClass, name: high}\n  priority: 100\n"));
   ASSERT_EQ(Simulate({file}), 0) << err_;
   json out = Output();
-  EXPECT_EQ(out["preempted"], json::parse(R"([{"workload": "ml/low", "preemptor": "ml/urgent", "reason": "InClusterQueue"}])"));
+  EXPECT_EQ(out["preempted"],
+            json::parse(R"([{"workload": "ml/low", "preemptor": "ml/urgent", "reason": "InClusterQueue"}])"));
   ASSERT_EQ(out["admitted"].size(), 1u);
   EXPECT_EQ(out["admitted"][0]["workload"], "ml/urgent");
   ASSERT_EQ(out["pending"].size(), 1u);
@@ -131,7 +131,8 @@ TEST_F(SimulateTest, PreemptsAndReportsTheVictimAsPending) {
 
 TEST_F(SimulateTest, SameOutputWhateverTheDocumentOrder) {
   std::string forward = Write("f.yaml", std::string(kCluster) + Workload("a", 2) + Workload("b", 2) + Workload("c", 2));
-  std::string backward = Write("b.yaml", Workload("c", 2).substr(4) + Workload("b", 2) + Workload("a", 2) + "---" + kCluster);
+  std::string backward =
+      Write("b.yaml", Workload("c", 2).substr(4) + Workload("b", 2) + Workload("a", 2) + "---" + kCluster);
   ASSERT_EQ(Simulate({forward}), 0) << err_;
   std::string first = out_;
   ASSERT_EQ(Simulate({backward}), 0) << err_;
@@ -158,10 +159,11 @@ spec:
       resources: [{name: nvidia.com/gpu, nominalQuota: 4 GPUs}]
 )");
   EXPECT_EQ(Simulate({file}), 2);
-  EXPECT_EQ(err_, file + ": document 2: ClusterQueue \"team\": spec.resourceGroups[0].flavors[0]"
-                         ".resources[0].nominalQuota: \"4 GPUs\" is not a valid quantity: unknown "
-                         "suffix \" GPUs\" (use one of n u m k M G T P E, Ki Mi Gi Ti Pi Ei, or an "
-                         "exponent such as e3)\n");
+  EXPECT_EQ(err_, file +
+                      ": document 2: ClusterQueue \"team\": spec.resourceGroups[0].flavors[0]"
+                      ".resources[0].nominalQuota: \"4 GPUs\" is not a valid quantity: unknown "
+                      "suffix \" GPUs\" (use one of n u m k M G T P E, Ki Mi Gi Ti Pi Ei, or an "
+                      "exponent such as e3)\n");
   EXPECT_EQ(out_, "");
 
   std::string broken = Write("broken.yaml", "kind: ClusterQueue\nmetadata: {name: [unclosed\n");
@@ -171,28 +173,37 @@ spec:
   EXPECT_EQ(Simulate({(dir_ / "missing.yaml").string()}), 2);
   EXPECT_NE(err_.find("missing.yaml: cannot be read"), std::string::npos) << err_;
 
-  std::string pod = Write("pod.yaml", std::string(kCluster) + Workload("w", 1).substr(0, 0) +
-      "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ml}\n"
-      "spec:\n  queueName: gpu\n  podSets:\n  - name: main\n    template:\n      spec:\n        containers:\n"
-      "        - name: c\n          resources: {requests: {cpu: lots}}\n");
+  std::string pod =
+      Write("pod.yaml",
+            std::string(kCluster) + Workload("w", 1).substr(0, 0) +
+                "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ml}\n"
+                "spec:\n  queueName: gpu\n  podSets:\n  - name: main\n    template:\n      spec:\n        containers:\n"
+                "        - name: c\n          resources: {requests: {cpu: lots}}\n");
   EXPECT_EQ(Simulate({pod}), 2);
-  EXPECT_NE(err_.find("Workload \"ml/w\": spec.podSets[0].template.spec.containers[0].resources.requests[\"cpu\"]: \"lots\" is not a valid quantity"),
-            std::string::npos) << err_;
+  EXPECT_NE(err_.find("Workload \"ml/w\": spec.podSets[0].template.spec.containers[0].resources.requests[\"cpu\"]: "
+                      "\"lots\" is not a valid quantity"),
+            std::string::npos)
+      << err_;
 }
 
 TEST_F(SimulateTest, OtherKindsAreSkippedWithAWarning) {
-  std::string file = Write("mixed.yaml", std::string(kCluster) +
-                                             "---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\n");
+  std::string file =
+      Write("mixed.yaml", std::string(kCluster) + "---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\n");
   ASSERT_EQ(Simulate({file}), 0);
-  EXPECT_EQ(err_, file + ": document 5: skipping Job \"train\": rota simulate reads "
-                         "kueue.x-k8s.io/v1beta2 objects and Namespaces\n");
+  EXPECT_EQ(err_, file +
+                      ": document 5: skipping Job \"train\": rota simulate reads "
+                      "kueue.x-k8s.io/v1beta2 objects and Namespaces\n");
 }
 
 TEST_F(SimulateTest, WorkloadsThatCannotQueueSayWhy) {
-  std::string file = Write("q.yaml", std::string(kCluster) +
-      Workload("nowhere", 1).replace(Workload("nowhere", 1).find("queueName: gpu"), 14, "queueName: cpu") +
-      Workload("finished", 1, "", "status:\n  conditions:\n  - {type: Finished, status: \"True\", reason: Succeeded, message: done, lastTransitionTime: \"2026-11-01T11:00:00Z\"}\n") +
-      Workload("paused", 1, "  active: false\n"));
+  std::string file =
+      Write("q.yaml",
+            std::string(kCluster) +
+                Workload("nowhere", 1).replace(Workload("nowhere", 1).find("queueName: gpu"), 14, "queueName: cpu") +
+                Workload("finished", 1, "",
+                         "status:\n  conditions:\n  - {type: Finished, status: \"True\", reason: Succeeded, message: "
+                         "done, lastTransitionTime: \"2026-11-01T11:00:00Z\"}\n") +
+                Workload("paused", 1, "  active: false\n"));
   ASSERT_EQ(Simulate({file}), 0) << err_;
   json out = Output();
   ASSERT_EQ(out["pending"].size(), 2u) << out_;  // the finished one is ignored

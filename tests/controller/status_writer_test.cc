@@ -23,7 +23,8 @@ using Write = StatusWriter::Write;
 // queue more behind it.
 class Recorder {
  public:
-  explicit Recorder(std::function<bool(const Write&)> held = [](const Write&) { return true; }) : held_(std::move(held)) {}
+  explicit Recorder(std::function<bool(const Write&)> held = [](const Write&) { return true; })
+      : held_(std::move(held)) {}
 
   StatusWriter::SinkFactory sinks() {
     return [this] { return std::make_unique<Sink>(*this); };
@@ -83,8 +84,10 @@ class Recorder {
       std::unique_lock<std::mutex> l(r_.mu_);
       auto finishing = [&](const Flying& f) { return !f.held || r_.released_; };
       auto done = [&] { return woken_ || std::any_of(flying_.begin(), flying_.end(), finishing); };
-      if (r_.patient_) r_.cv_.wait(l, done);
-      else r_.cv_.wait_for(l, timeout, done);
+      if (r_.patient_)
+        r_.cv_.wait(l, done);
+      else
+        r_.cv_.wait_for(l, timeout, done);
       woken_ = false;
       std::vector<std::pair<uint64_t, StatusWriter::Outcome>> out;
       for (auto it = flying_.begin(); it != flying_.end();) {
@@ -282,7 +285,7 @@ TEST(StatusWriterTest, WaitingForRoomEndsWhenTheWritesAreTakenOrAtTheDeadline) {
   rec.WaitForSends(1);
   const auto soon = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
   EXPECT_FALSE(writer.WaitQueuedAtMost(StatusWriter::kAdmission, 1, soon));
-  EXPECT_GE(std::chrono::steady_clock::now(), soon);  // it waited for the deadline
+  EXPECT_GE(std::chrono::steady_clock::now(), soon);                        // it waited for the deadline
   EXPECT_TRUE(writer.WaitQueuedAtMost(StatusWriter::kAdmission, 2, soon));  // two are queued
   EXPECT_TRUE(writer.WaitQueuedAtMost(StatusWriter::kQueueStatus, 0, soon));
   // Released, the writer takes the others, and the wait ends then rather than at its deadline.

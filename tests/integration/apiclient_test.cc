@@ -37,10 +37,7 @@ std::string ReadFile(const fs::path& p) {
 }
 
 Json ConfigMap(const std::string& name, const std::string& value) {
-  return {{"apiVersion", "v1"},
-          {"kind", "ConfigMap"},
-          {"metadata", {{"name", name}}},
-          {"data", {{"value", value}}}};
+  return {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"value", value}}}};
 }
 
 class ApiClientTest : public ClusterTest {
@@ -113,7 +110,8 @@ TEST_F(ApiClientTest, CreateGetUpdateDeleteWithOptimisticConcurrency) {
 
 TEST_F(ApiClientTest, ServerSideApplyWritesWorkloadStatus) {
   kubectl()({"apply", "-f", (fs::path(ROTA_SOURCE_DIR) / "crds").string()});
-  kubectl()({"wait", "--for=condition=Established", "--timeout=60s", "-f", (fs::path(ROTA_SOURCE_DIR) / "crds").string()});
+  kubectl()(
+      {"wait", "--for=condition=Established", "--timeout=60s", "-f", (fs::path(ROTA_SOURCE_DIR) / "crds").string()});
   Json wl = Json::parse(R"({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
     "metadata": {"name": "ssa"}, "spec": {"queueName": "gpu", "podSets": [{"name": "main", "count": 1,
     "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}]}})");
@@ -209,13 +207,16 @@ TEST_F(ApiClientTest, WatchDeliversCreateUpdateDeleteInOrder) {
     WatchOptions o;
     o.resource_version = list->resource_version;
     o.timeout_seconds = 30;
-    (void)client_->Watch(resources::kConfigMaps, ns(), o, [&](const WatchEvent& e) {
-      // Only our ConfigMap: the namespace's kube-root-ca.crt may appear at any time.
-      if (e.type == "BOOKMARK" || e.object["metadata"].value("name", "") != "w") return true;
-      seen.push_back(e.type + " " + e.object["metadata"]["name"].get<std::string>() + " " +
-                     e.object.value("data", Json::object()).value("value", ""));
-      return seen.size() < 4;
-    }, &stop);
+    (void)client_->Watch(
+        resources::kConfigMaps, ns(), o,
+        [&](const WatchEvent& e) {
+          // Only our ConfigMap: the namespace's kube-root-ca.crt may appear at any time.
+          if (e.type == "BOOKMARK" || e.object["metadata"].value("name", "") != "w") return true;
+          seen.push_back(e.type + " " + e.object["metadata"]["name"].get<std::string>() + " " +
+                         e.object.value("data", Json::object()).value("value", ""));
+          return seen.size() < 4;
+        },
+        &stop);
   });
   ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap("w", "1")).ok());
   ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), "w", PatchType::kMerge, {{"data", {{"value", "2"}}}}).ok());
@@ -240,14 +241,17 @@ TEST_F(ApiClientTest, WatchReadingInBatchesDeliversEveryEventInOrder) {
     o.resource_version = list->resource_version;
     o.timeout_seconds = 60;
     o.settle = std::chrono::milliseconds(200);
-    (void)client_->Watch(resources::kConfigMaps, ns(), o, [&](const WatchEvent& e) {
-      const std::string name = e.type == "BOOKMARK" ? "" : e.object["metadata"].value("name", "");
-      if (name.rfind("b-", 0) != 0) return true;
-      std::lock_guard<std::mutex> l(mu);
-      seen.push_back(e.type + " " + name);
-      cv.notify_all();
-      return true;
-    }, &stop);
+    (void)client_->Watch(
+        resources::kConfigMaps, ns(), o,
+        [&](const WatchEvent& e) {
+          const std::string name = e.type == "BOOKMARK" ? "" : e.object["metadata"].value("name", "");
+          if (name.rfind("b-", 0) != 0) return true;
+          std::lock_guard<std::mutex> l(mu);
+          seen.push_back(e.type + " " + name);
+          cv.notify_all();
+          return true;
+        },
+        &stop);
   });
   std::vector<std::string> want;
   for (int i = 0; i < kObjects; ++i) {
@@ -285,17 +289,24 @@ TEST_F(ApiClientTest, InformerConvergesAndCallsHandlersInOrder) {
   std::mutex mu;
   std::vector<std::string> events;
   Informer<CompactConfigMap>::Handlers h;
-  h.on_add = [&](const CompactConfigMap& c) { std::lock_guard l(mu); events.push_back("add " + c.name + "=" + c.value); };
+  h.on_add = [&](const CompactConfigMap& c) {
+    std::lock_guard l(mu);
+    events.push_back("add " + c.name + "=" + c.value);
+  };
   h.on_update = [&](const CompactConfigMap& o, const CompactConfigMap& n) {
     std::lock_guard l(mu);
     events.push_back("update " + n.name + " " + o.value + "->" + n.value);
   };
-  h.on_delete = [&](const CompactConfigMap& c) { std::lock_guard l(mu); events.push_back("delete " + c.name); };
+  h.on_delete = [&](const CompactConfigMap& c) {
+    std::lock_guard l(mu);
+    events.push_back("delete " + c.name);
+  };
   Informer<CompactConfigMap> informer(*client_, resources::kConfigMaps, ns(), CompactConfigMap::Decode, h);
   informer.Start();
   ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, 30s));
   ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap("after", "1")).ok());
-  ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), "after", PatchType::kMerge, {{"data", {{"value", "2"}}}}).ok());
+  ASSERT_TRUE(
+      client_->Patch(resources::kConfigMaps, ns(), "after", PatchType::kMerge, {{"data", {{"value", "2"}}}}).ok());
   ASSERT_TRUE(client_->Delete(resources::kConfigMaps, ns(), "before").ok());
   // kube-root-ca.crt is created in every namespace; leave it out.
   auto mine = [&] {
@@ -328,7 +339,9 @@ TEST_F(ApiClientTest, InformerWithASharedDecoderKeepsOneObjectForEqualOnes) {
   Informer<CompactConfigMap>::Handlers h;
   h.on_update = [&](const CompactConfigMap&, const CompactConfigMap&) { ++updates; };
   for (const char* name : {"a", "b", "c"})
-    ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap(name, name == std::string("c") ? "running" : "done")).ok());
+    ASSERT_TRUE(
+        client_->Create(resources::kConfigMaps, ns(), ConfigMap(name, name == std::string("c") ? "running" : "done"))
+            .ok());
   Informer<CompactConfigMap> informer(*client_, resources::kConfigMaps, ns(), decode, h);
   informer.Start();
   ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, 30s));
@@ -337,12 +350,16 @@ TEST_F(ApiClientTest, InformerWithASharedDecoderKeepsOneObjectForEqualOnes) {
   EXPECT_EQ(informer.Get(ns() + "/b").get(), done.get());
   ASSERT_NE(informer.Get(ns() + "/c"), nullptr);
   EXPECT_EQ(informer.Get(ns() + "/c")->name, "c");
-  ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), "c", PatchType::kMerge, {{"data", {{"value", "done"}}}}).ok());
-  ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), "a", PatchType::kMerge, {{"data", {{"value", "again"}}}}).ok());
-  ASSERT_TRUE(Eventually([&] {
-    auto a = informer.Get(ns() + "/a");
-    return a && a->value == "again" && informer.Get(ns() + "/c").get() == done.get();
-  }, 30s));
+  ASSERT_TRUE(
+      client_->Patch(resources::kConfigMaps, ns(), "c", PatchType::kMerge, {{"data", {{"value", "done"}}}}).ok());
+  ASSERT_TRUE(
+      client_->Patch(resources::kConfigMaps, ns(), "a", PatchType::kMerge, {{"data", {{"value", "again"}}}}).ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto a = informer.Get(ns() + "/a");
+        return a && a->value == "again" && informer.Get(ns() + "/c").get() == done.get();
+      },
+      30s));
   EXPECT_EQ(informer.Get(ns() + "/a")->name, "a");
   EXPECT_EQ(updates.load(), 2);
   informer.Stop();
@@ -354,7 +371,9 @@ TEST_F(ApiClientTest, InformerViewHoldsWhatItsFilterKeepsAsObjectsChange) {
   // entry carries its own key and that key's hash. Eight objects and several removals from the
   // middle exercise the last entry filling a gap.
   for (int i = 0; i < 8; ++i)
-    ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap("cm" + std::to_string(i), i < 2 ? "done" : "running")).ok());
+    ASSERT_TRUE(
+        client_->Create(resources::kConfigMaps, ns(), ConfigMap("cm" + std::to_string(i), i < 2 ? "done" : "running"))
+            .ok());
   Informer<CompactConfigMap> informer(*client_, resources::kConfigMaps, ns(), CompactConfigMap::Decode);
   informer.SetView([](const CompactConfigMap& c) { return c.value != "done" && c.name.rfind("cm", 0) == 0; });
   // The view's names; an entry whose key or hash is not its object's fails the test.
@@ -372,9 +391,13 @@ TEST_F(ApiClientTest, InformerViewHoldsWhatItsFilterKeepsAsObjectsChange) {
   ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, 30s));
   EXPECT_EQ(view(), (std::set<std::string>{"cm2", "cm3", "cm4", "cm5", "cm6", "cm7"}));
   for (const char* name : {"cm3", "cm5", "cm2"})
-    ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), name, PatchType::kMerge, {{"data", {{"value", "done"}}}}).ok());
-  ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), "cm0", PatchType::kMerge, {{"data", {{"value", "again"}}}}).ok());
-  ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), "cm4", PatchType::kMerge, {{"data", {{"value", "still running"}}}}).ok());
+    ASSERT_TRUE(
+        client_->Patch(resources::kConfigMaps, ns(), name, PatchType::kMerge, {{"data", {{"value", "done"}}}}).ok());
+  ASSERT_TRUE(
+      client_->Patch(resources::kConfigMaps, ns(), "cm0", PatchType::kMerge, {{"data", {{"value", "again"}}}}).ok());
+  ASSERT_TRUE(
+      client_->Patch(resources::kConfigMaps, ns(), "cm4", PatchType::kMerge, {{"data", {{"value", "still running"}}}})
+          .ok());
   ASSERT_TRUE(client_->Delete(resources::kConfigMaps, ns(), "cm6").ok());
   ASSERT_TRUE(client_->Delete(resources::kConfigMaps, ns(), "cm1").ok());  // in the store, not in the view
   ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap("cm8", "running")).ok());
@@ -382,7 +405,8 @@ TEST_F(ApiClientTest, InformerViewHoldsWhatItsFilterKeepsAsObjectsChange) {
   ASSERT_TRUE(Eventually([&] { return view() == want; }, 30s)) << "view has " << view().size() << " entries";
   // An entry's object is the store's latest (compared outside the view's read lock).
   std::vector<std::pair<std::string, const CompactConfigMap*>> entries;
-  informer.ForEachInView([&](const Informer<CompactConfigMap>::ViewEntry& e) { entries.emplace_back(*e.key, e.object.get()); });
+  informer.ForEachInView(
+      [&](const Informer<CompactConfigMap>::ViewEntry& e) { entries.emplace_back(*e.key, e.object.get()); });
   for (const auto& [key, object] : entries) EXPECT_EQ(object, informer.Get(key).get()) << key;
   informer.Stop();
 }
@@ -399,15 +423,16 @@ TEST_F(ApiClientTest, PipelineSendsManyPatchesAtOnceOverOneConnection) {
   PatchOptions keep_metadata;
   keep_metadata.keep = Keep::kMetadata;
   for (int i = 0; i < kObjects; ++i) {
-    pipeline->Patch(static_cast<uint64_t>(100 + i), resources::kConfigMaps, ns(), "p" + std::to_string(i), PatchType::kMerge,
-                    {{"data", {{"value", std::to_string(i)}}}}, keep_metadata);
+    pipeline->Patch(static_cast<uint64_t>(100 + i), resources::kConfigMaps, ns(), "p" + std::to_string(i),
+                    PatchType::kMerge, {{"data", {{"value", std::to_string(i)}}}}, keep_metadata);
   }
   pipeline->Patch(7, resources::kConfigMaps, ns(), "missing", PatchType::kMerge, {{"data", {{"value", "x"}}}});
   EXPECT_EQ(pipeline->in_flight(), static_cast<size_t>(kObjects + 1));
   std::map<uint64_t, ApiResult<Json>> results;
   const auto deadline = std::chrono::steady_clock::now() + 30s;
   while (pipeline->in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
-    for (auto& [id, r] : pipeline->Poll(1000ms)) EXPECT_TRUE(results.emplace(id, std::move(r)).second) << "id " << id << " twice";
+    for (auto& [id, r] : pipeline->Poll(1000ms))
+      EXPECT_TRUE(results.emplace(id, std::move(r)).second) << "id " << id << " twice";
   }
   ASSERT_EQ(results.size(), static_cast<size_t>(kObjects + 1));
   for (int i = 0; i < kObjects; ++i) {
@@ -439,7 +464,8 @@ TEST_F(ApiClientTest, PipelineSendsManyPatchesAtOnceOverOneConnection) {
 TEST_F(ApiClientTest, EventsAreDeduplicated) {
   EventRecorder recorder(*client_, "rota-test");
   ObjectReference ref{"kueue.x-k8s.io/v1beta2", "Workload", ns(), "train", "uid-123"};
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(recorder.Record(ref, "Normal", "QuotaReserved", "Quota reserved in ClusterQueue team-a"));
+  for (int i = 0; i < 3; ++i)
+    EXPECT_TRUE(recorder.Record(ref, "Normal", "QuotaReserved", "Quota reserved in ClusterQueue team-a"));
   EXPECT_TRUE(recorder.Record(ref, "Normal", "Admitted", "Admitted by ClusterQueue team-a"));
   auto list = client_->ListAll(resources::kEvents, ns());
   ASSERT_TRUE(list.ok());
@@ -451,11 +477,15 @@ TEST_F(ApiClientTest, EventsAreDeduplicated) {
 
 TEST_F(ApiClientTest, PostedEventsAreWrittenTogetherAndARepeatCountsOnTheEventBeingCreated) {
   EventRecorder recorder(*client_, "rota-test");
-  auto ref = [&](const std::string& name) { return ObjectReference{"kueue.x-k8s.io/v1beta2", "Workload", ns(), name, "uid-" + name}; };
+  auto ref = [&](const std::string& name) {
+    return ObjectReference{"kueue.x-k8s.io/v1beta2", "Workload", ns(), name, "uid-" + name};
+  };
   // One round: ten new Events, and two repeats of the first, which reach the sender while its
   // Event is still being created.
-  for (int i = 0; i < 10; ++i) EXPECT_TRUE(recorder.Post(ref("w" + std::to_string(i)), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));
-  for (int i = 0; i < 2; ++i) EXPECT_TRUE(recorder.Post(ref("w0"), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));
+  for (int i = 0; i < 10; ++i)
+    EXPECT_TRUE(recorder.Post(ref("w" + std::to_string(i)), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));
+  for (int i = 0; i < 2; ++i)
+    EXPECT_TRUE(recorder.Post(ref("w0"), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));
   std::map<std::string, int> counts;
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -500,7 +530,9 @@ TEST_F(ApiClientTest, EventsOfManyObjectsAreRememberedOnlyUpToTheLimit) {
   EventLimits limits;
   limits.max_remembered = 2;
   EventRecorder recorder(*client_, "rota-test", limits);
-  auto ref = [&](const std::string& name) { return ObjectReference{"kueue.x-k8s.io/v1beta2", "Workload", ns(), name, "uid-" + name}; };
+  auto ref = [&](const std::string& name) {
+    return ObjectReference{"kueue.x-k8s.io/v1beta2", "Workload", ns(), name, "uid-" + name};
+  };
   EXPECT_TRUE(recorder.Record(ref("a"), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));
   EXPECT_TRUE(recorder.Record(ref("a"), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));  // aggregated
   EXPECT_TRUE(recorder.Record(ref("b"), "Normal", "Admitted", "Admitted by ClusterQueue team-a"));

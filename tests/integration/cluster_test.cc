@@ -18,18 +18,22 @@ std::string GpuJob(const std::string& name, const std::string& resource, int cou
   std::string annotations =
       complete_after.empty()
           ? ""
-          : "      annotations:\n        pod-complete.stage.kwok.x-k8s.io/delay: \"" +
-                complete_after + "\"\n";
+          : "      annotations:\n        pod-complete.stage.kwok.x-k8s.io/delay: \"" + complete_after + "\"\n";
   return "apiVersion: batch/v1\n"
          "kind: Job\n"
          "metadata:\n"
-         "  name: " + name + "\n"
+         "  name: " +
+         name +
+         "\n"
          "spec:\n"
          "  backoffLimit: 0\n"
          "  template:\n"
-         "    metadata:\n" + annotations +
+         "    metadata:\n" +
+         annotations +
          "      labels:\n"
-         "        app: " + name + "\n"
+         "        app: " +
+         name +
+         "\n"
          "    spec:\n"
          "      restartPolicy: Never\n"
          "      containers:\n"
@@ -37,7 +41,9 @@ std::string GpuJob(const std::string& name, const std::string& resource, int cou
          "        image: registry.example/train:1\n"
          "        resources:\n"
          "          limits:\n"
-         "            " + resource + ": \"" + std::to_string(count) + "\"\n"
+         "            " +
+         resource + ": \"" + std::to_string(count) +
+         "\"\n"
          "            cpu: \"4\"\n"
          "            memory: 32Gi\n";
 }
@@ -49,8 +55,8 @@ class ClusterJobsTest : public ClusterTest {
     std::string node;
     Eventually(
         [&] {
-          CommandResult r = kubectl()({"get", "pods", "-n", ns(), "-l", "job-name=" + job, "-o",
-                                       "jsonpath={.items[0].spec.nodeName}"});
+          CommandResult r = kubectl()(
+              {"get", "pods", "-n", ns(), "-l", "job-name=" + job, "-o", "jsonpath={.items[0].spec.nodeName}"});
           node = r.ok() ? r.out : "";
           return !node.empty();
         },
@@ -64,9 +70,7 @@ TEST_F(ClusterJobsTest, FakeNodesAdvertiseGpuCapacity) {
       {"nodes", "-l", "nvidia.com/gpu.product=NVIDIA-A100-SXM4-80GB,nvidia.com/mig.config=all-disabled"},
       "{range .items[*]}{.status.allocatable.nvidia\\.com/gpu}{\" \"}{end}");
   EXPECT_EQ(a100, "4 4 4 4 4 4 4 4 ");
-  EXPECT_EQ(kubectl().JsonPath({"node", "gpu-mig-1g-1"},
-                               "{.status.allocatable.nvidia\\.com/mig-1g\\.10gb}"),
-            "7");
+  EXPECT_EQ(kubectl().JsonPath({"node", "gpu-mig-1g-1"}, "{.status.allocatable.nvidia\\.com/mig-1g\\.10gb}"), "7");
   EXPECT_EQ(kubectl().JsonPath({"node", "gpu-mig-mixed-1"},
                                "{.status.allocatable.nvidia\\.com/mig-2g\\.20gb}/"
                                "{.status.allocatable.nvidia\\.com/mig-1g\\.10gb}"),
@@ -86,25 +90,22 @@ TEST_F(ClusterJobsTest, WholeGpuJobRunsOnAnA100NodeAndCompletes) {
             "NVIDIA-A100-SXM4-80GB");
   EXPECT_EQ(kubectl().JsonPath({"node", node}, "{.status.allocatable.nvidia\\.com/gpu}"), "4");
 
-  CommandResult done = kubectl()(
-      {"wait", "-n", ns(), "--for=condition=Complete", "job/train-1gpu", "--timeout=120s"});
+  CommandResult done = kubectl()({"wait", "-n", ns(), "--for=condition=Complete", "job/train-1gpu", "--timeout=120s"});
   EXPECT_TRUE(done.ok()) << "the Job did not complete: " << done.err
                          << kubectl()({"describe", "job", "-n", ns(), "train-1gpu"}).out;
   EXPECT_EQ(kubectl().JsonPath({"job", "train-1gpu"}, "{.status.succeeded}", ns()), "1");
 }
 
 TEST_F(ClusterJobsTest, MigSliceJobLandsOnAMigNode) {
-  CommandResult applied =
-      kubectl().Apply(GpuJob("notebook-mig", "nvidia.com/mig-1g.10gb", 1, "1s"), ns());
+  CommandResult applied = kubectl().Apply(GpuJob("notebook-mig", "nvidia.com/mig-1g.10gb", 1, "1s"), ns());
   ASSERT_TRUE(applied.ok()) << applied.err;
 
   std::string node = NodeOfJobPod("notebook-mig");
   ASSERT_FALSE(node.empty()) << "the Job's pod was never scheduled";
   EXPECT_TRUE(node == "gpu-mig-1g-1" || node == "gpu-mig-mixed-1") << "scheduled onto " << node;
-  EXPECT_NE(kubectl().JsonPath({"node", node}, "{.status.allocatable.nvidia\\.com/mig-1g\\.10gb}"),
-            "");
-  CommandResult done = kubectl()(
-      {"wait", "-n", ns(), "--for=condition=Complete", "job/notebook-mig", "--timeout=120s"});
+  EXPECT_NE(kubectl().JsonPath({"node", node}, "{.status.allocatable.nvidia\\.com/mig-1g\\.10gb}"), "");
+  CommandResult done =
+      kubectl()({"wait", "-n", ns(), "--for=condition=Complete", "job/notebook-mig", "--timeout=120s"});
   EXPECT_TRUE(done.ok()) << done.err;
 }
 
@@ -116,10 +117,9 @@ TEST_F(ClusterJobsTest, JobAskingForMoreGpusThanAnyNodeHasStaysPending) {
   std::string reason, message;
   bool reported = Eventually(
       [&] {
-        CommandResult r = kubectl()(
-            {"get", "pods", "-n", ns(), "-l", "job-name=too-big", "-o",
-             "jsonpath={.items[0].status.conditions[?(@.type==\"PodScheduled\")].reason}|"
-             "{.items[0].status.conditions[?(@.type==\"PodScheduled\")].message}"});
+        CommandResult r = kubectl()({"get", "pods", "-n", ns(), "-l", "job-name=too-big", "-o",
+                                     "jsonpath={.items[0].status.conditions[?(@.type==\"PodScheduled\")].reason}|"
+                                     "{.items[0].status.conditions[?(@.type==\"PodScheduled\")].message}"});
         if (!r.ok()) return false;
         reason = r.out.substr(0, r.out.find('|'));
         message = r.out.substr(r.out.find('|') + 1);
@@ -130,8 +130,8 @@ TEST_F(ClusterJobsTest, JobAskingForMoreGpusThanAnyNodeHasStaysPending) {
   EXPECT_EQ(reason, "Unschedulable");
   EXPECT_NE(message.find("Insufficient nvidia.com/gpu"), std::string::npos) << message;
   // ...and it stays Pending, unbound, while the Job stays active.
-  EXPECT_EQ(kubectl().JsonPath({"pods", "-l", "job-name=too-big"},
-                               "{.items[0].status.phase}/{.items[0].spec.nodeName}", ns()),
+  EXPECT_EQ(kubectl().JsonPath({"pods", "-l", "job-name=too-big"}, "{.items[0].status.phase}/{.items[0].spec.nodeName}",
+                               ns()),
             "Pending/");
   EXPECT_EQ(kubectl().JsonPath({"job", "too-big"}, "{.status.active}", ns()), "1");
 }

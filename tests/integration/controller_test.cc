@@ -61,18 +61,20 @@ class ControllerTest : public ClusterTest {
     // A file per start: a process started earlier may not have read its own yet.
     config_ = fs::temp_directory_path() / ("rota-" + ns() + "-" + std::to_string(++starts_) + ".yaml");
     std::ofstream(config_) << "metrics: {bindAddress: \"127.0.0.1:" << metrics_port_ << "\"}\n"
-                           << "health: {bindAddress: \"127.0.0.1:" << health_port_ << "\"}\n" << extra_config;
+                           << "health: {bindAddress: \"127.0.0.1:" << health_port_ << "\"}\n"
+                           << extra_config;
     pid_ = fork();
     if (pid_ == 0) {
       FILE* f = freopen(log_.c_str(), "w", stderr);
       (void)f;
-      execl(ROTA_BINARY, ROTA_BINARY, "run", "--kubeconfig", KubeconfigFromEnv().c_str(), "--config",
-            config_.c_str(), static_cast<char*>(nullptr));
+      execl(ROTA_BINARY, ROTA_BINARY, "run", "--kubeconfig", KubeconfigFromEnv().c_str(), "--config", config_.c_str(),
+            static_cast<char*>(nullptr));
       _exit(127);
     }
   }
   std::string Http(int port, const std::string& path) {
-    CommandResult r = testing::Run({"curl", "-s", "-w", "\n%{http_code}", "http://127.0.0.1:" + std::to_string(port) + path});
+    CommandResult r =
+        testing::Run({"curl", "-s", "-w", "\n%{http_code}", "http://127.0.0.1:" + std::to_string(port) + path});
     return r.out;
   }
   // Stops rota with SIGTERM; returns its exit status (or -1 if it had to be killed).
@@ -111,15 +113,24 @@ class ControllerTest : public ClusterTest {
   // in the test's namespace pointing at it.
   void MakeGpuQueue(const std::string& flavor, const std::string& cq, int gpus, const std::string& preemption = "",
                     const std::string& flavor_spec = "") {
-    ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor +
-                                (flavor_spec.empty() ? "" : "\nspec:\n  " + flavor_spec) + "\n").ok());
-    ASSERT_TRUE(kubectl().Apply(
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + cq +
-        "\nspec:\n  namespaceSelector: {}\n" + (preemption.empty() ? "" : "  preemption: " + preemption + "\n") +
-        "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: " + flavor +
-        "\n      resources: [{name: nvidia.com/gpu, nominalQuota: " + std::to_string(gpus) + "}]\n").ok());
-    ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
-                                "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+    ASSERT_TRUE(kubectl()
+                    .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + flavor +
+                           (flavor_spec.empty() ? "" : "\nspec:\n  " + flavor_spec) + "\n")
+                    .ok());
+    ASSERT_TRUE(
+        kubectl()
+            .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + cq +
+                   "\nspec:\n  namespaceSelector: {}\n" +
+                   (preemption.empty() ? "" : "  preemption: " + preemption + "\n") +
+                   "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: " + flavor +
+                   "\n      resources: [{name: nvidia.com/gpu, nominalQuota: " + std::to_string(gpus) + "}]\n")
+            .ok());
+    ASSERT_TRUE(kubectl()
+                    .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
+                           "spec:\n  clusterQueue: " +
+                               cq + "\n",
+                           ns())
+                    .ok());
   }
   // Deletes cluster-scoped objects ("kind/name") the test made.
   void DeleteAll(std::initializer_list<std::string> objects) {
@@ -150,7 +161,8 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
   StartRota();
 
   // Two fit the 4 GPUs; the third waits and says why.
-  ASSERT_TRUE(Eventually([&] { return Condition("w1", "Admitted") == "True" && Condition("w2", "Admitted") == "True"; }, 60s))
+  ASSERT_TRUE(
+      Eventually([&] { return Condition("w1", "Admitted") == "True" && Condition("w2", "Admitted") == "True"; }, 60s))
       << Log();
   EXPECT_EQ(Status("w1", "{.status.admission.clusterQueue}"), cq);
   EXPECT_EQ(Status("w1", "{.status.admission.podSetAssignments[0].flavors.nvidia\\.com/gpu}"), flavor);
@@ -161,29 +173,45 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
   EXPECT_EQ(Condition("w3", "QuotaReserved", "message"),
             "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor " +
                 flavor + ", 2 more needed; no workload can be preempted to make room");
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"clusterqueue", cq}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}/"
-                              "{.status.flavorsUsage[0].resources[0].total}") == "2/1/4";
-  }, 30s)) << kubectl().JsonPath({"clusterqueue", cq}, "{.status}");
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"clusterqueue", cq},
+                                  "{.status.admittedWorkloads}/{.status.pendingWorkloads}/"
+                                  "{.status.flavorsUsage[0].resources[0].total}") == "2/1/4";
+      },
+      30s))
+      << kubectl().JsonPath({"clusterqueue", cq}, "{.status}");
   EXPECT_EQ(kubectl().JsonPath({"clusterqueue", cq}, "{.status.conditions[?(@.type==\"Active\")].reason}"), "Ready");
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"localqueue", "gpu"}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}", ns()) == "2/1";
-  }, 30s));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"localqueue", "gpu"}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}",
+                                  ns()) == "2/1";
+      },
+      30s));
 
   // Events a person reads with `kubectl describe workload`.
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"events", "--field-selector", "involvedObject.name=w1"},
-                              "{range .items[*]}{.reason} {end}", ns()).find("Admitted") != std::string::npos;
-  }, 30s));
-  EXPECT_NE(kubectl().JsonPath({"events", "--field-selector", "involvedObject.name=w1"},
-                               "{range .items[*]}{.reason}={.message};{end}", ns())
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl()
+                   .JsonPath({"events", "--field-selector", "involvedObject.name=w1"},
+                             "{range .items[*]}{.reason} {end}", ns())
+                   .find("Admitted") != std::string::npos;
+      },
+      30s));
+  EXPECT_NE(kubectl()
+                .JsonPath({"events", "--field-selector", "involvedObject.name=w1"},
+                          "{range .items[*]}{.reason}={.message};{end}", ns())
                 .find("QuotaReserved=Quota reserved in ClusterQueue " + cq),
             std::string::npos);
   // Events of one pass are recorded concurrently: w3's may come after w1's.
-  EXPECT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"events", "--field-selector", "involvedObject.name=w3"}, "{range .items[*]}{.type}/{.reason};{end}", ns())
-               .find("Warning/Pending") != std::string::npos;
-  }, 30s));
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return kubectl()
+                   .JsonPath({"events", "--field-selector", "involvedObject.name=w3"},
+                             "{range .items[*]}{.type}/{.reason};{end}", ns())
+                   .find("Warning/Pending") != std::string::npos;
+      },
+      30s));
 
   // Health, readiness and Kueue's metrics.
   EXPECT_EQ(Http(health_port_, "/healthz"), "ok\n\n200");  // body, then the status code
@@ -192,8 +220,10 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
   for (const std::string& line : {
            "kueue_admitted_workloads_total{cluster_queue=\"" + cq + "\"} 2",
            "kueue_pending_workloads{cluster_queue=\"" + cq + "\",status=\"active\"} 1",
-           "kueue_cluster_queue_resource_usage{cluster_queue=\"" + cq + "\",flavor=\"" + flavor + "\",resource=\"nvidia.com/gpu\"} 4",
-           "kueue_cluster_queue_nominal_quota{cluster_queue=\"" + cq + "\",flavor=\"" + flavor + "\",resource=\"nvidia.com/gpu\"} 4",
+           "kueue_cluster_queue_resource_usage{cluster_queue=\"" + cq + "\",flavor=\"" + flavor +
+               "\",resource=\"nvidia.com/gpu\"} 4",
+           "kueue_cluster_queue_nominal_quota{cluster_queue=\"" + cq + "\",flavor=\"" + flavor +
+               "\",resource=\"nvidia.com/gpu\"} 4",
            "kueue_cluster_queue_status{cluster_queue=\"" + cq + "\",status=\"active\"} 1",
            std::string("# TYPE kueue_admission_wait_time_seconds histogram"),
            // A few workloads are written at once: the apiserver is not behind on admissions.
@@ -214,14 +244,17 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
   // w1 finishes (someone else marks it, as a job controller would): its quota goes to w3.
   CommandResult finished = kubectl()(
       {"patch", "workload", "w1", "-n", ns(), "--subresource=status", "--type=merge", "-p",
-       R"({"status":{"conditions":[)" + std::string(R"({"type":"QuotaReserved","status":"True","reason":"QuotaReserved","message":"kept","lastTransitionTime":"2026-11-22T00:00:00Z"},)") +
+       R"({"status":{"conditions":[)" +
+           std::string(
+               R"({"type":"QuotaReserved","status":"True","reason":"QuotaReserved","message":"kept","lastTransitionTime":"2026-11-22T00:00:00Z"},)") +
            R"({"type":"Finished","status":"True","reason":"Succeeded","message":"done","lastTransitionTime":"2026-11-22T00:00:00Z"}]}})"});
   ASSERT_TRUE(finished.ok()) << finished.err;
   ASSERT_TRUE(Eventually([&] { return Condition("w3", "Admitted") == "True"; }, 60s)) << Log();
   // The queue's gauges follow its counts (its spec unchanged): nothing waits, two are admitted.
   for (const std::string& line : {"kueue_pending_workloads{cluster_queue=\"" + cq + "\",status=\"active\"} 0",
                                   "kueue_admitted_active_workloads{cluster_queue=\"" + cq + "\"} 2"}) {
-    EXPECT_TRUE(Eventually([&] { return Http(metrics_port_, "/metrics").find(line) != std::string::npos; }, 30s)) << line;
+    EXPECT_TRUE(Eventually([&] { return Http(metrics_port_, "/metrics").find(line) != std::string::npos; }, 30s))
+        << line;
   }
 
   // A higher-priority workload needing all 4 GPUs preempts the two running ones.
@@ -239,12 +272,17 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
 
   // stopPolicy Hold keeps running work; HoldAndDrain evicts it.
   ASSERT_TRUE(kubectl()({"patch", "clusterqueue", cq, "--type=merge", "-p", R"({"spec":{"stopPolicy":"Hold"}})"}).ok());
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"clusterqueue", cq}, "{.status.conditions[?(@.type==\"Active\")].reason}") == "Stopped";
-  }, 30s));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"clusterqueue", cq}, "{.status.conditions[?(@.type==\"Active\")].reason}") ==
+               "Stopped";
+      },
+      30s));
   EXPECT_EQ(Condition("urgent", "Admitted"), "True");
-  ASSERT_TRUE(kubectl()({"patch", "clusterqueue", cq, "--type=merge", "-p", R"({"spec":{"stopPolicy":"HoldAndDrain"}})"}).ok());
-  ASSERT_TRUE(Eventually([&] { return Condition("urgent", "Evicted", "reason") == "ClusterQueueStopped"; }, 30s)) << Log();
+  ASSERT_TRUE(
+      kubectl()({"patch", "clusterqueue", cq, "--type=merge", "-p", R"({"spec":{"stopPolicy":"HoldAndDrain"}})"}).ok());
+  ASSERT_TRUE(Eventually([&] { return Condition("urgent", "Evicted", "reason") == "ClusterQueueStopped"; }, 30s))
+      << Log();
   EXPECT_EQ(Status("urgent", "{.status.admission}"), "");
   EXPECT_EQ(Condition("w2", "QuotaReserved", "reason"), "Stopped");
 
@@ -267,7 +305,8 @@ int64_t PassesMade(const std::string& metrics) {
   int64_t passes = 0;
   std::istringstream in(metrics);
   for (std::string l; std::getline(in, l);) {
-    if (l.rfind("kueue_admission_attempt_duration_seconds_count{", 0) == 0) passes += std::stoll(l.substr(l.rfind(' ') + 1));
+    if (l.rfind("kueue_admission_attempt_duration_seconds_count{", 0) == 0)
+      passes += std::stoll(l.substr(l.rfind(' ') + 1));
   }
   return passes;
 }
@@ -285,10 +324,13 @@ TEST_F(ControllerTest, WhileNothingWaitsFinishingWorkloadsDoNotMakeAPassEach) {
   constexpr int kWorkloads = 10;
   for (int i = 0; i < kWorkloads; ++i) ASSERT_TRUE(kubectl().Apply(Workload("w" + std::to_string(i), 1), ns()).ok());
   ASSERT_TRUE(kubectl().Apply(Workload("huge", 100), ns()).ok());
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"clusterqueue", cq}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}") ==
-           std::to_string(kWorkloads) + "/1";
-  }, 60s)) << Log();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"clusterqueue", cq}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}") ==
+               std::to_string(kWorkloads) + "/1";
+      },
+      60s))
+      << Log();
   ASSERT_TRUE(Eventually([&] { return Condition("huge", "QuotaReserved", "reason") == "ExceedsMaxQuota"; }, 30s))
       << Status("huge", "{.status}");
   std::this_thread::sleep_for(2s);  // the admissions' own passes and echoes are over
@@ -305,14 +347,18 @@ TEST_F(ControllerTest, WhileNothingWaitsFinishingWorkloadsDoNotMakeAPassEach) {
   const apiclient::Json finished = apiclient::Json::parse(
       R"({"status":{"conditions":[{"type":"Finished","status":"True","reason":"Succeeded","message":"done","lastTransitionTime":"2026-11-22T00:00:00Z"}]}})");
   for (int i = 0; i < kWorkloads; ++i) {
-    auto r = (*client)->Patch(apiclient::resources::kWorkloads, ns(), "w" + std::to_string(i), apiclient::PatchType::kMerge,
-                              finished, status);
+    auto r = (*client)->Patch(apiclient::resources::kWorkloads, ns(), "w" + std::to_string(i),
+                              apiclient::PatchType::kMerge, finished, status);
     ASSERT_TRUE(r.ok()) << r.error().ToString();
     std::this_thread::sleep_for(200ms);
   }
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"clusterqueue", cq}, "{.status.reservingWorkloads}/{.status.pendingWorkloads}") == "0/1";
-  }, 30s)) << kubectl().JsonPath({"clusterqueue", cq}, "{.status}");
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"clusterqueue", cq}, "{.status.reservingWorkloads}/{.status.pendingWorkloads}") ==
+               "0/1";
+      },
+      30s))
+      << kubectl().JsonPath({"clusterqueue", cq}, "{.status}");
   std::this_thread::sleep_for(2s);  // and whatever passes the last status brings
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int64_t passes = PassesMade(Http(metrics_port_, "/metrics")) - before;
@@ -328,15 +374,17 @@ TEST_F(ControllerTest, WhileNothingWaitsFinishingWorkloadsDoNotMakeAPassEach) {
 
 std::string JobManifest(const std::string& name, const std::string& labels, int pods, int gpus_each,
                         const std::string& complete_after, bool suspend = true) {
-  std::string annotations = complete_after.empty()
-                                ? ""
-                                : "      annotations:\n        pod-complete.stage.kwok.x-k8s.io/delay: \"" + complete_after + "\"\n";
+  std::string annotations =
+      complete_after.empty()
+          ? ""
+          : "      annotations:\n        pod-complete.stage.kwok.x-k8s.io/delay: \"" + complete_after + "\"\n";
   return "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + name + "\n  labels:\n" + labels +
          "spec:\n  suspend: " + (suspend ? "true" : "false") + "\n  parallelism: " + std::to_string(pods) +
          "\n  completions: " + std::to_string(pods) + "\n  template:\n    metadata:\n" + annotations +
          "    spec:\n      restartPolicy: Never\n      terminationGracePeriodSeconds: 5\n      containers:\n"
          "      - name: train\n        image: registry.example/train:1\n        resources:\n          limits:\n"
-         "            nvidia.com/gpu: \"" + std::to_string(gpus_each) + "\"\n";
+         "            nvidia.com/gpu: \"" +
+         std::to_string(gpus_each) + "\"\n";
 }
 
 // A deep queue does not cost a status write per waiting workload: the head of the ClusterQueue
@@ -351,13 +399,18 @@ TEST_F(ControllerTest, OnlyTheHeadOfAQueueWaitingForQuotaSaysWhy) {
   }
   StartRota();
   ASSERT_TRUE(Eventually([&] { return Condition("w1", "Admitted") == "True"; }, 60s)) << Log();
-  ASSERT_TRUE(Eventually([&] { return Condition("w2", "QuotaReserved", "reason") == "WaitingForQuota"; }, 30s)) << Log();
+  ASSERT_TRUE(Eventually([&] { return Condition("w2", "QuotaReserved", "reason") == "WaitingForQuota"; }, 30s))
+      << Log();
   std::this_thread::sleep_for(3s);  // longer than rota waits before a head's first reason
   EXPECT_EQ(Status("w3", "{.status.conditions}"), "");
   EXPECT_EQ(Status("w4", "{.status.conditions}"), "");
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"clusterqueue", cq}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}") == "1/3";
-  }, 30s)) << kubectl().JsonPath({"clusterqueue", cq}, "{.status}");
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"clusterqueue", cq}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}") ==
+               "1/3";
+      },
+      30s))
+      << kubectl().JsonPath({"clusterqueue", cq}, "{.status}");
 
   // w1 finishes: w2 is admitted and w3, the new head, says why it waits.
   CommandResult finished = kubectl()(
@@ -365,7 +418,8 @@ TEST_F(ControllerTest, OnlyTheHeadOfAQueueWaitingForQuotaSaysWhy) {
        R"({"status":{"conditions":[{"type":"Finished","status":"True","reason":"Succeeded","message":"done","lastTransitionTime":"2026-11-22T00:00:00Z"}]}})"});
   ASSERT_TRUE(finished.ok()) << finished.err;
   ASSERT_TRUE(Eventually([&] { return Condition("w2", "Admitted") == "True"; }, 60s)) << Log();
-  ASSERT_TRUE(Eventually([&] { return Condition("w3", "QuotaReserved", "reason") == "WaitingForQuota"; }, 30s)) << Log();
+  ASSERT_TRUE(Eventually([&] { return Condition("w3", "QuotaReserved", "reason") == "WaitingForQuota"; }, 30s))
+      << Log();
   EXPECT_EQ(Status("w4", "{.status.conditions}"), "");
   // Stopping, rota tells how many pending reasons it queued: each head's, once.
   ASSERT_EQ(StopRota(), 0);
@@ -374,42 +428,86 @@ TEST_F(ControllerTest, OnlyTheHeadOfAQueueWaitingForQuotaSaysWhy) {
 
 TEST_F(ControllerTest, JobsRunWhenAdmittedAndAreSuspendedWhenPreempted) {
   const std::string flavor = "a100-" + ns(), cq = "cq-" + ns(), low = "low-" + ns(), high = "high-" + ns();
-  MakeGpuQueue(flavor, cq, 4, "{withinClusterQueue: LowerPriority}", "nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}");
+  MakeGpuQueue(flavor, cq, 4, "{withinClusterQueue: LowerPriority}",
+               "nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}");
   if (HasFatalFailure()) return;
   for (auto [name, value] : {std::pair{low, 10}, std::pair{high, 100}}) {
-    ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " +
-                                name + "\nvalue: " + std::to_string(value) + "\n").ok());
+    ASSERT_TRUE(kubectl()
+                    .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " +
+                           name + "\nvalue: " + std::to_string(value) + "\n")
+                    .ok());
   }
   StartRota();
 
   // A checkpointable training Job (runs until stopped), queued as a data scientist would.
-  ASSERT_TRUE(kubectl().Apply(JobManifest("train", "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + low + "\n", 2, 2, ""), ns()).ok());
-  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "train"}, "{.spec.suspend}", ns()) == "false"; }, 60s)) << Log();
+  ASSERT_TRUE(
+      kubectl()
+          .Apply(JobManifest("train",
+                             "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + low + "\n", 2,
+                             2, ""),
+                 ns())
+          .ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"job", "train"}, "{.spec.suspend}", ns()) == "false";
+      },
+      60s))
+      << Log();
   EXPECT_EQ(kubectl().JsonPath({"job", "train"}, "{.spec.template.spec.nodeSelector.nvidia\\.com/gpu\\.product}", ns()),
             "NVIDIA-A100-SXM4-80GB");
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"pods", "-l", "job-name=train"}, "{range .items[*]}{.status.phase}{\" \"}{end}", ns()) == "Running Running ";
-  }, 60s));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"pods", "-l", "job-name=train"}, "{range .items[*]}{.status.phase}{\" \"}{end}",
+                                  ns()) == "Running Running ";
+      },
+      60s));
   const std::string train_wl = kubectl().JsonPath({"workloads"}, "{.items[0].metadata.name}", ns());
   EXPECT_EQ(train_wl.rfind("job-train-", 0), 0u) << train_wl;
-  EXPECT_EQ(kubectl().JsonPath({"workload", train_wl}, "{.metadata.ownerReferences[0].kind}/{.spec.priority}", ns()), "Job/10");
+  EXPECT_EQ(kubectl().JsonPath({"workload", train_wl}, "{.metadata.ownerReferences[0].kind}/{.spec.priority}", ns()),
+            "Job/10");
 
   // An urgent Job needs all 4 GPUs: the training Job is suspended (its pods get their grace
   // period), its template restored, and it resumes when the urgent one has finished.
-  ASSERT_TRUE(kubectl().Apply(JobManifest("urgent", "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + high + "\n", 1, 4, "3s"), ns()).ok());
-  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "train"}, "{.spec.suspend}", ns()) == "true"; }, 60s)) << Log();
-  EXPECT_EQ(kubectl().JsonPath({"workload", train_wl}, "{.status.conditions[?(@.type==\"Preempted\")].reason}", ns()), "InClusterQueue");
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"job", "train"}, "{.spec.template.spec.nodeSelector}", ns()).empty();
-  }, 30s)) << "the original template was not restored";
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"job", "urgent"}, "{.status.conditions[?(@.type==\"Complete\")].status}", ns()) == "True";
-  }, 90s)) << Log();
-  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "train"}, "{.spec.suspend}", ns()) == "false"; }, 60s))
-      << "the preempted Job was not resumed\n" << Log();
+  ASSERT_TRUE(
+      kubectl()
+          .Apply(JobManifest("urgent",
+                             "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + high + "\n", 1,
+                             4, "3s"),
+                 ns())
+          .ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"job", "train"}, "{.spec.suspend}", ns()) == "true";
+      },
+      60s))
+      << Log();
+  EXPECT_EQ(kubectl().JsonPath({"workload", train_wl}, "{.status.conditions[?(@.type==\"Preempted\")].reason}", ns()),
+            "InClusterQueue");
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"job", "train"}, "{.spec.template.spec.nodeSelector}", ns()).empty();
+      },
+      30s))
+      << "the original template was not restored";
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"job", "urgent"}, "{.status.conditions[?(@.type==\"Complete\")].status}", ns()) ==
+               "True";
+      },
+      90s))
+      << Log();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"job", "train"}, "{.spec.suspend}", ns()) == "false";
+      },
+      60s))
+      << "the preempted Job was not resumed\n"
+      << Log();
 
-  EXPECT_NE(kubectl().JsonPath({"events", "--field-selector", "involvedObject.name=train,involvedObject.kind=Job"},
-                               "{range .items[*]}{.reason} {end}", ns()).find("Stopped"),
+  EXPECT_NE(kubectl()
+                .JsonPath({"events", "--field-selector", "involvedObject.name=train,involvedObject.kind=Job"},
+                          "{range .items[*]}{.reason} {end}", ns())
+                .find("Stopped"),
             std::string::npos);
 
   // A Job that names no queue is left alone.
@@ -418,44 +516,63 @@ TEST_F(ControllerTest, JobsRunWhenAdmittedAndAreSuspendedWhenPreempted) {
   EXPECT_EQ(kubectl().JsonPath({"job", "unqueued"}, "{.spec.suspend}", ns()), "false");
 
   // A LocalQueue named "default" takes the namespace's unlabelled Jobs.
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: default\n"
-                              "spec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+  ASSERT_TRUE(kubectl()
+                  .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: default\n"
+                         "spec:\n  clusterQueue: " +
+                             cq + "\n",
+                         ns())
+                  .ok());
   ASSERT_TRUE(kubectl().Apply(JobManifest("defaulted", "    app: other\n", 1, 1, "2s"), ns()).ok());
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"workloads"}, "{.items[*].spec.queueName}", ns()).find("default") != std::string::npos;
-  }, 60s)) << Log();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"workloads"}, "{.items[*].spec.queueName}", ns()).find("default") !=
+               std::string::npos;
+      },
+      60s))
+      << Log();
 
   // Deleting a Job deletes its Workload (owner reference; the garbage collector).
   ASSERT_TRUE(kubectl()({"delete", "job", "train", "-n", ns(), "--cascade=background"}).ok());
-  EXPECT_TRUE(Eventually([&] {
-    return !kubectl()({"get", "workload", train_wl, "-n", ns()}).ok();
-  }, 60s));
+  EXPECT_TRUE(Eventually([&] { return !kubectl()({"get", "workload", train_wl, "-n", ns()}).ok(); }, 60s));
   EXPECT_EQ(StopRota(), 0) << Log();
   DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor, "workloadpriorityclass/" + low,
-                               "workloadpriorityclass/" + high});
+             "workloadpriorityclass/" + high});
 }
 
 TEST_F(ControllerTest, TeamsBorrowIdleGpusAndTakeThemBackAndMigJobsLandOnMigNodes) {
   const std::string a100 = "a100-" + ns(), mig = "mig-" + ns(), cohort = "co-" + ns();
   const std::string team_a = "a-" + ns(), team_b = "b-" + ns(), nb = "nb-" + ns();
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + a100 +
-                              "\nspec:\n  nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB, nvidia.com/mig.config: all-disabled}\n").ok());
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + mig +
-                              "\nspec:\n  nodeLabels: {nvidia.com/mig.strategy: mixed}\n").ok());
+  ASSERT_TRUE(kubectl()
+                  .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + a100 +
+                         "\nspec:\n  nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB, "
+                         "nvidia.com/mig.config: all-disabled}\n")
+                  .ok());
+  ASSERT_TRUE(kubectl()
+                  .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + mig +
+                         "\nspec:\n  nodeLabels: {nvidia.com/mig.strategy: mixed}\n")
+                  .ok());
   auto queue = [&](const std::string& name, const std::string& extra, const std::string& quota) {
-    return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + name + "\nspec:\n  cohortName: " +
-           cohort + "\n  namespaceSelector: {}\n" + extra + "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
-           "    flavors:\n    - name: " + a100 + "\n      resources: [{name: nvidia.com/gpu, " + quota + "}]\n";
+    return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + name +
+           "\nspec:\n  cohortName: " + cohort + "\n  namespaceSelector: {}\n" + extra +
+           "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+           "    flavors:\n    - name: " +
+           a100 + "\n      resources: [{name: nvidia.com/gpu, " + quota + "}]\n";
   };
   ASSERT_TRUE(kubectl().Apply(queue(team_a, "  preemption: {reclaimWithinCohort: Any}\n", "nominalQuota: 4")).ok());
   ASSERT_TRUE(kubectl().Apply(queue(team_b, "", "nominalQuota: 4, borrowingLimit: 4")).ok());
-  ASSERT_TRUE(kubectl().Apply(
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + nb + "\nspec:\n  namespaceSelector: {}\n"
-      "  resourceGroups:\n  - coveredResources: [nvidia.com/mig-1g.10gb]\n    flavors:\n    - name: " + mig +
-      "\n      resources: [{name: nvidia.com/mig-1g.10gb, nominalQuota: 8}]\n").ok());
+  ASSERT_TRUE(
+      kubectl()
+          .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + nb +
+                 "\nspec:\n  namespaceSelector: {}\n"
+                 "  resourceGroups:\n  - coveredResources: [nvidia.com/mig-1g.10gb]\n    flavors:\n    - name: " +
+                 mig + "\n      resources: [{name: nvidia.com/mig-1g.10gb, nominalQuota: 8}]\n")
+          .ok());
   for (auto [lq, cq] : {std::pair{"a", team_a}, std::pair{"b", team_b}, std::pair{"notebooks", nb}}) {
-    ASSERT_TRUE(kubectl().Apply(std::string("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: ") + lq +
-                                "\nspec:\n  clusterQueue: " + cq + "\n", ns()).ok());
+    ASSERT_TRUE(kubectl()
+                    .Apply(std::string("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: ") +
+                               lq + "\nspec:\n  clusterQueue: " + cq + "\n",
+                           ns())
+                    .ok());
   }
   StartRota();
 
@@ -463,35 +580,57 @@ TEST_F(ControllerTest, TeamsBorrowIdleGpusAndTakeThemBackAndMigJobsLandOnMigNode
   ASSERT_TRUE(kubectl().Apply(JobManifest("sweep-1", "    kueue.x-k8s.io/queue-name: b\n", 1, 4, ""), ns()).ok());
   std::this_thread::sleep_for(1100ms);
   ASSERT_TRUE(kubectl().Apply(JobManifest("sweep-2", "    kueue.x-k8s.io/queue-name: b\n", 1, 4, ""), ns()).ok());
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"jobs", "sweep-1", "sweep-2"}, "{range .items[*]}{.spec.suspend} {end}", ns()) == "false false ";
-  }, 60s)) << Log();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"jobs", "sweep-1", "sweep-2"}, "{range .items[*]}{.spec.suspend} {end}", ns()) ==
+               "false false ";
+      },
+      60s))
+      << Log();
   // Queue status follows within seconds (it is written at most every few seconds while busy).
-  EXPECT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"clusterqueue", team_b}, "{.status.flavorsUsage[0].resources[0].borrowed}") == "4";
-  }, 15s)) << kubectl().JsonPath({"clusterqueue", team_b}, "{.status.flavorsUsage}");
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"clusterqueue", team_b}, "{.status.flavorsUsage[0].resources[0].borrowed}") == "4";
+      },
+      15s))
+      << kubectl().JsonPath({"clusterqueue", team_b}, "{.status.flavorsUsage}");
 
   // Team A submits: its guarantee comes back; the borrowing sweep is suspended, A's Job runs.
   ASSERT_TRUE(kubectl().Apply(JobManifest("train-a", "    kueue.x-k8s.io/queue-name: a\n", 1, 4, ""), ns()).ok());
-  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "train-a"}, "{.spec.suspend}", ns()) == "false"; }, 60s)) << Log();
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"jobs", "sweep-1", "sweep-2"}, "{range .items[*]}{.spec.suspend} {end}", ns()) == "false true ";
-  }, 60s)) << Log();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"job", "train-a"}, "{.spec.suspend}", ns()) == "false";
+      },
+      60s))
+      << Log();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"jobs", "sweep-1", "sweep-2"}, "{range .items[*]}{.spec.suspend} {end}", ns()) ==
+               "false true ";
+      },
+      60s))
+      << Log();
 
   // A notebook asking for a MIG slice runs on a MIG node, through the flavor's node labels.
   std::string notebook = JobManifest("notebook", "    kueue.x-k8s.io/queue-name: notebooks\n", 1, 1, "");
   notebook.replace(notebook.find("nvidia.com/gpu:"), std::string("nvidia.com/gpu:").size(), "nvidia.com/mig-1g.10gb:");
   ASSERT_TRUE(kubectl().Apply(notebook, ns()).ok());
-  ASSERT_TRUE(Eventually([&] {
-    CommandResult r = kubectl()({"get", "pods", "-n", ns(), "-l", "job-name=notebook", "-o", "jsonpath={.items[*].spec.nodeName}"});
-    return r.ok() && !r.out.empty();
-  }, 60s)) << Log();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        CommandResult r = kubectl()(
+            {"get", "pods", "-n", ns(), "-l", "job-name=notebook", "-o", "jsonpath={.items[*].spec.nodeName}"});
+        return r.ok() && !r.out.empty();
+      },
+      60s))
+      << Log();
   const std::string node = kubectl().JsonPath({"pods", "-l", "job-name=notebook"}, "{.items[0].spec.nodeName}", ns());
   EXPECT_TRUE(node == "gpu-mig-1g-1" || node == "gpu-mig-mixed-1") << node;
-  EXPECT_EQ(kubectl().JsonPath({"job", "notebook"}, "{.spec.template.spec.nodeSelector.nvidia\\.com/mig\\.strategy}", ns()), "mixed");
+  EXPECT_EQ(
+      kubectl().JsonPath({"job", "notebook"}, "{.spec.template.spec.nodeSelector.nvidia\\.com/mig\\.strategy}", ns()),
+      "mixed");
   EXPECT_EQ(StopRota(), 0);
-  DeleteAll({"clusterqueue/" + team_a, "clusterqueue/" + team_b, "clusterqueue/" + nb,
-                               "resourceflavor/" + a100, "resourceflavor/" + mig});
+  DeleteAll({"clusterqueue/" + team_a, "clusterqueue/" + team_b, "clusterqueue/" + nb, "resourceflavor/" + a100,
+             "resourceflavor/" + mig});
 }
 
 TEST_F(ControllerTest, Kill9DuringAStreamOf200JobsNeverOverCommitsAndAdmitsEachOnce) {
@@ -499,7 +638,8 @@ TEST_F(ControllerTest, Kill9DuringAStreamOf200JobsNeverOverCommitsAndAdmitsEachO
   MakeGpuQueue(flavor, cq, 8);
   if (HasFatalFailure()) return;
   std::string stream;
-  for (int i = 0; i < 200; ++i) stream += "---\n" + JobManifest("job-" + std::to_string(i), "    kueue.x-k8s.io/queue-name: gpu\n", 1, 1, "");
+  for (int i = 0; i < 200; ++i)
+    stream += "---\n" + JobManifest("job-" + std::to_string(i), "    kueue.x-k8s.io/queue-name: gpu\n", 1, 1, "");
   ASSERT_TRUE(kubectl().Apply(stream, ns()).ok());
 
   // Watch the apiserver the whole time: the GPUs held by admitted Workloads never exceed 8.
@@ -507,7 +647,9 @@ TEST_F(ControllerTest, Kill9DuringAStreamOf200JobsNeverOverCommitsAndAdmitsEachO
   std::atomic<int> worst{0};
   std::thread checker([&] {
     while (watching) {
-      std::string usage = kubectl().JsonPath({"workloads"}, "{range .items[*]}{.status.admission.podSetAssignments[0].resourceUsage.nvidia\\.com/gpu} {end}", ns());
+      std::string usage = kubectl().JsonPath(
+          {"workloads"},
+          "{range .items[*]}{.status.admission.podSetAssignments[0].resourceUsage.nvidia\\.com/gpu} {end}", ns());
       std::istringstream in(usage);
       int total = 0, v;
       while (in >> v) total += v;
@@ -531,21 +673,27 @@ TEST_F(ControllerTest, Kill9DuringAStreamOf200JobsNeverOverCommitsAndAdmitsEachO
   pid_ = 0;
   StartRota();
   auto admitted_count = [&] {
-    std::string s = kubectl().JsonPath({"workloads"}, "{range .items[*]}{.status.conditions[?(@.type==\"Admitted\")].status} {end}", ns());
+    std::string s = kubectl().JsonPath(
+        {"workloads"}, "{range .items[*]}{.status.conditions[?(@.type==\"Admitted\")].status} {end}", ns());
     int n = 0;
     for (size_t p = 0; (p = s.find("True", p)) != std::string::npos; ++p) ++n;
     return n;
   };
-  ASSERT_TRUE(Eventually([&] {
-    return kubectl().JsonPath({"clusterqueue", cq}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}") == "8/192";
-  }, 120s)) << kubectl().JsonPath({"clusterqueue", cq}, "{.status}");
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"clusterqueue", cq}, "{.status.admittedWorkloads}/{.status.pendingWorkloads}") ==
+               "8/192";
+      },
+      120s))
+      << kubectl().JsonPath({"clusterqueue", cq}, "{.status}");
   watching = false;
   checker.join();
   EXPECT_LE(worst.load(), 8) << "a queue exceeded its quota";
   EXPECT_EQ(admitted_count(), 8);
   // One Workload per Job, and exactly the admitted Jobs run.
   EXPECT_EQ(kubectl().JsonPath({"workloads"}, "{.items[*].metadata.name}", ns()).size() > 0, true);
-  std::string names = kubectl().JsonPath({"workloads"}, "{range .items[*]}{.metadata.ownerReferences[0].name}{\"\\n\"}{end}", ns());
+  std::string names =
+      kubectl().JsonPath({"workloads"}, "{range .items[*]}{.metadata.ownerReferences[0].name}{\"\\n\"}{end}", ns());
   std::set<std::string> owners;
   int workloads = 0;
   std::istringstream in(names);
@@ -556,12 +704,14 @@ TEST_F(ControllerTest, Kill9DuringAStreamOf200JobsNeverOverCommitsAndAdmitsEachO
   }
   EXPECT_EQ(workloads, 200);
   EXPECT_EQ(owners.size(), 200u);
-  ASSERT_TRUE(Eventually([&] {
-    std::string s = kubectl().JsonPath({"jobs"}, "{range .items[*]}{.spec.suspend} {end}", ns());
-    int running = 0;
-    for (size_t p = 0; (p = s.find("false", p)) != std::string::npos; ++p) ++running;
-    return running == 8;
-  }, 60s));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        std::string s = kubectl().JsonPath({"jobs"}, "{range .items[*]}{.spec.suspend} {end}", ns());
+        int running = 0;
+        for (size_t p = 0; (p = s.find("false", p)) != std::string::npos; ++p) ++running;
+        return running == 8;
+      },
+      60s));
   EXPECT_EQ(StopRota(), 0);
   DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
 }
@@ -571,18 +721,42 @@ TEST_F(ControllerTest, CriticalJobsPreemptBestEffortAndAreNeverPreempted) {
   const std::string best = "be-" + ns(), critical = "crit-" + ns(), urgent = "urg-" + ns();
   MakeGpuQueue(flavor, cq, 4, "{withinClusterQueue: LowerPriority}");
   if (HasFatalFailure()) return;
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " + best + "\nvalue: 100\n").ok());
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " + critical +
-                              "\n  annotations: {rota.dev/preemptible: \"false\"}\nvalue: 1000\n").ok());
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " + urgent + "\nvalue: 5000\n").ok());
+  ASSERT_TRUE(kubectl()
+                  .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " + best +
+                         "\nvalue: 100\n")
+                  .ok());
+  ASSERT_TRUE(kubectl()
+                  .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " +
+                         critical + "\n  annotations: {rota.dev/preemptible: \"false\"}\nvalue: 1000\n")
+                  .ok());
+  ASSERT_TRUE(kubectl()
+                  .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " +
+                         urgent + "\nvalue: 5000\n")
+                  .ok());
   StartRota();
-  auto queued = [](const std::string& cls) { return "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + cls + "\n"; };
+  auto queued = [](const std::string& cls) {
+    return "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + cls + "\n";
+  };
   ASSERT_TRUE(kubectl().Apply(JobManifest("experiment", queued(best), 1, 4, ""), ns()).ok());
-  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "experiment"}, "{.spec.suspend}", ns()) == "false"; }, 60s)) << Log();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"job", "experiment"}, "{.spec.suspend}", ns()) == "false";
+      },
+      60s))
+      << Log();
   // Critical inference preempts the best-effort experiment...
   ASSERT_TRUE(kubectl().Apply(JobManifest("serve", queued(critical), 1, 4, ""), ns()).ok());
-  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "serve"}, "{.spec.suspend}", ns()) == "false"; }, 60s)) << Log();
-  ASSERT_TRUE(Eventually([&] { return kubectl().JsonPath({"job", "experiment"}, "{.spec.suspend}", ns()) == "true"; }, 60s));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"job", "serve"}, "{.spec.suspend}", ns()) == "false";
+      },
+      60s))
+      << Log();
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"job", "experiment"}, "{.spec.suspend}", ns()) == "true";
+      },
+      60s));
   // ...and nothing preempts it, not even a higher priority.
   ASSERT_TRUE(kubectl().Apply(JobManifest("rush", queued(urgent), 1, 4, ""), ns()).ok());
   std::this_thread::sleep_for(4s);
@@ -590,11 +764,12 @@ TEST_F(ControllerTest, CriticalJobsPreemptBestEffortAndAreNeverPreempted) {
   EXPECT_EQ(kubectl().JsonPath({"job", "rush"}, "{.spec.suspend}", ns()), "true");
   EXPECT_EQ(StopRota(), 0);
   DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor, "workloadpriorityclass/" + best,
-                               "workloadpriorityclass/" + critical, "workloadpriorityclass/" + urgent});
+             "workloadpriorityclass/" + critical, "workloadpriorityclass/" + urgent});
 }
 
 TEST_F(ControllerTest, TwoReplicasOneLeadsTheOtherTakesOverWhenItDies) {
-  const std::string extra = "leaderElection: {enabled: true, leaseName: rota-" + ns() + ", leaseNamespace: " + ns() + "}\n";
+  const std::string extra =
+      "leaderElection: {enabled: true, leaseName: rota-" + ns() + ", leaseNamespace: " + ns() + "}\n";
   StartRota(extra);
   const pid_t first = pid_;
   const fs::path first_log = log_;
@@ -630,7 +805,9 @@ TEST_F(ControllerTest, AGangThatCannotStartIsEvictedRequeuedWithBackoffThenDeact
   const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
   MakeGpuQueue(flavor, cq, 16);
   if (HasFatalFailure()) return;
-  StartRota("waitForPodsReady: {enable: true, timeout: 4s, backoffBaseSeconds: 1, backoffMaxSeconds: 10, backoffLimitCount: 1}\n");
+  StartRota(
+      "waitForPodsReady: {enable: true, timeout: 4s, backoffBaseSeconds: 1, backoffMaxSeconds: 10, backoffLimitCount: "
+      "1}\n");
 
   // A gang that fits: PodsReady once both pods run.
   ASSERT_TRUE(kubectl().Apply(JobManifest("fits", "    kueue.x-k8s.io/queue-name: gpu\n", 2, 1, ""), ns()).ok());
@@ -676,10 +853,11 @@ class WebhookTest : public ControllerTest {
     fs::copy_file(pki / "webhook" / "tls.crt", certs_ / "tls.crt", fs::copy_options::overwrite_existing);
     fs::copy_file(pki / "webhook" / "tls.key", certs_ / "tls.key", fs::copy_options::overwrite_existing);
     webhook_port_ = FreePort();
-    StartRota("webhook: {bindAddress: \"127.0.0.1:" + std::to_string(webhook_port_) + "\", certFile: " + (certs_ / "tls.crt").string() +
-              ", keyFile: " + (certs_ / "tls.key").string() + "}\n");
+    StartRota("webhook: {bindAddress: \"127.0.0.1:" + std::to_string(webhook_port_) +
+              "\", certFile: " + (certs_ / "tls.crt").string() + ", keyFile: " + (certs_ / "tls.key").string() + "}\n");
     ASSERT_TRUE(Eventually([&] { return Https("/healthz").find("200") != std::string::npos; }, 30s)) << Log();
-    CommandResult reg = testing::Run({(fs::path(ROTA_SOURCE_DIR) / "hack" / "webhooks.sh").string(), "register", std::to_string(webhook_port_)});
+    CommandResult reg = testing::Run(
+        {(fs::path(ROTA_SOURCE_DIR) / "hack" / "webhooks.sh").string(), "register", std::to_string(webhook_port_)});
     ASSERT_TRUE(reg.ok()) << reg.err;
     registered_ = true;
   }
@@ -694,16 +872,15 @@ class WebhookTest : public ControllerTest {
   }
   // curl to the webhook port, trusting the local CA; the body, then the HTTP status on the last line.
   std::string Https(const std::string& path, const std::string& post_file = "") {
-    std::vector<std::string> argv = {"curl", "-s", "--cacert", (fs::path(ClusterDir()) / "pki" / "ca.crt").string(), "-w", "\n%{http_code}"};
+    std::vector<std::string> argv = {
+        "curl", "-s", "--cacert", (fs::path(ClusterDir()) / "pki" / "ca.crt").string(), "-w", "\n%{http_code}"};
     if (!post_file.empty()) {
       argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@" + post_file});
     }
     argv.push_back("https://127.0.0.1:" + std::to_string(webhook_port_) + path);
     return testing::Run(argv).out;
   }
-  std::string JobSuspend(const std::string& job) {
-    return kubectl().JsonPath({"job", job}, "{.spec.suspend}", ns());
-  }
+  std::string JobSuspend(const std::string& job) { return kubectl().JsonPath({"job", job}, "{.spec.suspend}", ns()); }
 
   fs::path certs_;
   int webhook_port_ = 0;
@@ -711,20 +888,30 @@ class WebhookTest : public ControllerTest {
 };
 
 TEST_F(WebhookTest, AJobWithAQueueComesBackSuspendedAndOneWithoutIsUntouched) {
-  CommandResult queued = kubectl()({"create", "-n", ns(), "-f", "-"},
-                                   JobManifest("queued", "    kueue.x-k8s.io/queue-name: nowhere\n", 1, 1, "", /*suspend=*/false));
+  CommandResult queued =
+      kubectl()({"create", "-n", ns(), "-f", "-"},
+                JobManifest("queued", "    kueue.x-k8s.io/queue-name: nowhere\n", 1, 1, "", /*suspend=*/false));
   ASSERT_TRUE(queued.ok()) << queued.err << Log();
   EXPECT_EQ(JobSuspend("queued"), "true");
-  CommandResult plain = kubectl()({"create", "-n", ns(), "-f", "-"}, JobManifest("plain", "    team: ml\n", 1, 0, "", false));
+  CommandResult plain =
+      kubectl()({"create", "-n", ns(), "-f", "-"}, JobManifest("plain", "    team: ml\n", 1, 0, "", false));
   ASSERT_TRUE(plain.ok()) << plain.err;
   EXPECT_EQ(JobSuspend("plain"), "false");
   // A LocalQueue named "default" queues the namespace's unlabelled Jobs.
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: default\nspec:\n  clusterQueue: none\n", ns()).ok());
-  ASSERT_TRUE(Eventually([&] {
-    kubectl()({"delete", "job", "probe", "-n", ns(), "--ignore-not-found", "--wait=true"});
-    return kubectl()({"create", "-n", ns(), "-f", "-"}, JobManifest("probe", "    team: ml\n", 1, 0, "", false)).ok() &&
-           JobSuspend("probe") == "true";
-  }, 20s)) << "the webhook did not see the default LocalQueue";
+  ASSERT_TRUE(kubectl()
+                  .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: default\nspec:\n  "
+                         "clusterQueue: none\n",
+                         ns())
+                  .ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        kubectl()({"delete", "job", "probe", "-n", ns(), "--ignore-not-found", "--wait=true"});
+        return kubectl()({"create", "-n", ns(), "-f", "-"}, JobManifest("probe", "    team: ml\n", 1, 0, "", false))
+                   .ok() &&
+               JobSuspend("probe") == "true";
+      },
+      20s))
+      << "the webhook did not see the default LocalQueue";
 }
 
 TEST_F(WebhookTest, EveryRuleRefusesTheBadObjectWithRotasMessage) {
@@ -735,35 +922,46 @@ TEST_F(WebhookTest, EveryRuleRefusesTheBadObjectWithRotasMessage) {
     std::string message;  // part of what kubectl prints
   };
   const std::string n = ns();
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: " + n + "-root\n").ok());
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: " + n + "-leaf\nspec:\n  parentName: " + n + "-root\n").ok());
+  ASSERT_TRUE(
+      kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: " + n + "-root\n").ok());
+  ASSERT_TRUE(kubectl()
+                  .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: " + n +
+                         "-leaf\nspec:\n  parentName: " + n + "-root\n")
+                  .ok());
   // A Job rota admits (and so unsuspends): its queue label is then frozen.
   const std::string flavor = n + "-f", cq = n + "-cq";
   MakeGpuQueue(flavor, cq, 4);
-  ASSERT_TRUE(kubectl()({"create", "-n", n, "-f", "-"}, JobManifest("running", "    kueue.x-k8s.io/queue-name: gpu\n", 1, 1, "", true)).ok());
+  ASSERT_TRUE(kubectl()({"create", "-n", n, "-f", "-"},
+                        JobManifest("running", "    kueue.x-k8s.io/queue-name: gpu\n", 1, 1, "", true))
+                  .ok());
   ASSERT_TRUE(Eventually([&] { return JobSuspend("running") == "false"; }, 60s)) << Log();
   const std::vector<Case> cases = {
       {"Cohort cycle",
        {"patch", "cohort", n + "-root", "--type=merge", "-p", "{\"spec\":{\"parentName\":\"" + n + "-leaf\"}}"},
        "",
-       "spec.parentName: \"" + n + "-leaf\" would make a cycle of cohorts (" + n + "-root -> " + n + "-leaf -> " + n + "-root)"},
+       "spec.parentName: \"" + n + "-leaf\" would make a cycle of cohorts (" + n + "-root -> " + n + "-leaf -> " + n +
+           "-root)"},
       {"Job queue label while running",
        {"label", "job", "running", "-n", n, "--overwrite", "kueue.x-k8s.io/queue-name=b"},
        "",
        "metadata.labels[kueue.x-k8s.io/queue-name]: cannot change from \"gpu\" to \"b\" while the Job is admitted"},
       {"Job priority class",
        {"create", "-n", n, "-f", "-"},
-       JobManifest("urgent", "    kueue.x-k8s.io/queue-name: a\n    kueue.x-k8s.io/priority-class: no-such-class\n", 1, 0, "", true),
+       JobManifest("urgent", "    kueue.x-k8s.io/queue-name: a\n    kueue.x-k8s.io/priority-class: no-such-class\n", 1,
+                   0, "", true),
        "WorkloadPriorityClass \"no-such-class\" does not exist"},
       {"Workload requests over limits",
        {"create", "-n", n, "-f", "-"},
-       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: greedy\nspec:\n  queueName: a\n  podSets:\n"
-       "  - name: main\n    count: 1\n    template:\n      spec:\n        containers:\n        - name: c\n          image: i\n"
+       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: greedy\nspec:\n  queueName: a\n  "
+       "podSets:\n"
+       "  - name: main\n    count: 1\n    template:\n      spec:\n        containers:\n        - name: c\n          "
+       "image: i\n"
        "          resources: {requests: {cpu: \"4\"}, limits: {cpu: \"2\"}}\n",
        "requests[cpu]: 4 must be less than or equal to the limit 2"},
       {"ResourceFlavor label value",
        {"create", "-f", "-"},
-       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + n + "-bad\nspec:\n  nodeLabels: {zone: \"us east\"}\n",
+       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + n +
+           "-bad\nspec:\n  nodeLabels: {zone: \"us east\"}\n",
        "spec.nodeLabels[zone]: \"us east\" is not a valid label value"},
   };
   for (const Case& c : cases) {
@@ -773,8 +971,14 @@ TEST_F(WebhookTest, EveryRuleRefusesTheBadObjectWithRotasMessage) {
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.what << ": " << r.err;
   }
   // LocalQueue.spec.clusterQueue: the CRD's CEL rule answers before the webhook; either way refused.
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: lq\nspec:\n  clusterQueue: a\n", n).ok());
-  CommandResult moved = kubectl()({"patch", "localqueue", "lq", "-n", n, "--type=merge", "-p", R"({"spec":{"clusterQueue":"b"}})"});
+  ASSERT_TRUE(
+      kubectl()
+          .Apply(
+              "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: lq\nspec:\n  clusterQueue: a\n",
+              n)
+          .ok());
+  CommandResult moved =
+      kubectl()({"patch", "localqueue", "lq", "-n", n, "--type=merge", "-p", R"({"spec":{"clusterQueue":"b"}})"});
   EXPECT_FALSE(moved.ok());
   EXPECT_NE(moved.err.find("clusterQueue"), std::string::npos) << moved.err;
   EXPECT_NE(Log().find("denied"), std::string::npos) << "rota logs its denials";
@@ -797,22 +1001,29 @@ TEST_F(WebhookTest, ABadReviewIsA400AndANewCertificateIsServedAfterRotation) {
 
   // cert-manager style rotation: new files in place; new connections get the new certificate.
   auto serial = [&] {
-    return testing::Run({"sh", "-c", "openssl s_client -connect 127.0.0.1:" + std::to_string(webhook_port_) +
-                                " </dev/null 2>/dev/null | openssl x509 -noout -serial"}).out;
+    return testing::Run({"sh", "-c",
+                         "openssl s_client -connect 127.0.0.1:" + std::to_string(webhook_port_) +
+                             " </dev/null 2>/dev/null | openssl x509 -noout -serial"})
+        .out;
   };
   const std::string before = serial();
   ASSERT_NE(before.find("serial="), std::string::npos) << before;
   const fs::path pki = fs::path(ClusterDir()) / "pki";
-  CommandResult made = testing::Run({"sh", "-c",
-      "cd " + certs_.string() + " && openssl req -newkey rsa:2048 -nodes -subj /CN=rota-webhook -keyout new.key -out new.csr 2>/dev/null && "
-      "printf 'subjectAltName=IP:127.0.0.1\\n' > new.ext && openssl x509 -req -in new.csr -CA " + (pki / "ca.crt").string() +
-      " -CAkey " + (pki / "ca.key").string() + " -CAcreateserial -CAserial new.srl -days 1 -extfile new.ext -out new.crt 2>/dev/null && "
-      "mv new.key tls.key && mv new.crt tls.crt"});
+  CommandResult made = testing::Run(
+      {"sh", "-c",
+       "cd " + certs_.string() +
+           " && openssl req -newkey rsa:2048 -nodes -subj /CN=rota-webhook -keyout new.key -out new.csr 2>/dev/null && "
+           "printf 'subjectAltName=IP:127.0.0.1\\n' > new.ext && openssl x509 -req -in new.csr -CA " +
+           (pki / "ca.crt").string() + " -CAkey " + (pki / "ca.key").string() +
+           " -CAcreateserial -CAserial new.srl -days 1 -extfile new.ext -out new.crt 2>/dev/null && "
+           "mv new.key tls.key && mv new.crt tls.crt"});
   ASSERT_TRUE(made.ok()) << made.err;
   ASSERT_TRUE(Eventually([&] { return serial() != before; }, 20s)) << Log();
   EXPECT_NE(Log().find("webhook certificate reloaded"), std::string::npos);
   // And the apiserver still reaches it (the new certificate is signed by the same CA).
-  ASSERT_TRUE(kubectl()({"create", "-n", ns(), "-f", "-"}, JobManifest("after", "    kueue.x-k8s.io/queue-name: a\n", 1, 0, "", false)).ok());
+  ASSERT_TRUE(kubectl()({"create", "-n", ns(), "-f", "-"},
+                        JobManifest("after", "    kueue.x-k8s.io/queue-name: a\n", 1, 0, "", false))
+                  .ok());
   EXPECT_EQ(JobSuspend("after"), "true");
 }
 
@@ -823,7 +1034,8 @@ TEST_F(WebhookTest, ABurstOf500JobsIsAllSuspendedAndNoneFails) {
   cfg->burst = 1000;
   auto client = apiclient::Client::Create(*cfg);
   ASSERT_TRUE(client.ok());
-  const apiclient::Json job = apiclient::Json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"labels":{"kueue.x-k8s.io/queue-name":"burst"}},
+  const apiclient::Json job = apiclient::Json::parse(
+      R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"labels":{"kueue.x-k8s.io/queue-name":"burst"}},
     "spec":{"suspend":false,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"i"}]}}}})");
   std::atomic<int> next{0}, failed{0};
   std::vector<std::thread> threads;

@@ -30,8 +30,8 @@ class CrdTest : public ClusterTest {
       applied = kubectl()({"apply", "-f", (kSourceDir / "crds").string()});
     }
     ASSERT_TRUE(applied.ok()) << applied.err;
-    CommandResult established = kubectl()({"wait", "--for=condition=Established", "--timeout=60s",
-                                           "-f", (kSourceDir / "crds").string()});
+    CommandResult established =
+        kubectl()({"wait", "--for=condition=Established", "--timeout=60s", "-f", (kSourceDir / "crds").string()});
     ASSERT_TRUE(established.ok()) << established.err;
   }
 
@@ -49,8 +49,7 @@ class CrdTest : public ClusterTest {
   }
 
   std::string ClusterQueue(const std::string& name, const std::string& spec) const {
-    return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + name +
-           "\nspec:\n" + spec;
+    return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " + name + "\nspec:\n" + spec;
   }
 };
 
@@ -73,8 +72,8 @@ TEST_F(CrdTest, EveryExampleApplies) {
   }
   CommandResult get = kubectl()({"get", "clusterqueues,localqueues,workloads", "-A"});
   ASSERT_TRUE(get.ok()) << get.err;
-  for (const char* name : {"team-inference", "team-llm", "team-vision", "notebooks",
-                           "llm-finetune-70b", "hparam-sweep-17", "ranking-model-serve"}) {
+  for (const char* name : {"team-inference", "team-llm", "team-vision", "notebooks", "llm-finetune-70b",
+                           "hparam-sweep-17", "ranking-model-serve"}) {
     EXPECT_NE(get.out.find(name), std::string::npos) << name << " missing from:\n" << get.out;
   }
   EXPECT_EQ(kubectl().JsonPath({"workloadpriorityclass", "critical-inference"},
@@ -85,11 +84,9 @@ TEST_F(CrdTest, EveryExampleApplies) {
                                "{.spec.queueingStrategy}/{.spec.stopPolicy}/"
                                "{.spec.preemption.borrowWithinCohort.policy}"),
             "BestEffortFIFO/None/LowerPriority");
-  EXPECT_EQ(kubectl().JsonPath({"workload", "llm-finetune-70b"}, "{.spec.active}", "team-llm"),
-            "true");
+  EXPECT_EQ(kubectl().JsonPath({"workload", "llm-finetune-70b"}, "{.spec.active}", "team-llm"), "true");
   // Leave the shared cluster as it was.
-  kubectl()({"delete", "--wait=false", "--ignore-not-found", "-f",
-             (kSourceDir / "examples" / "gpu-cluster").string()});
+  kubectl()({"delete", "--wait=false", "--ignore-not-found", "-f", (kSourceDir / "examples" / "gpu-cluster").string()});
 }
 
 TEST_F(CrdTest, ClusterQueueRulesNameTheField) {
@@ -106,23 +103,24 @@ TEST_F(CrdTest, ClusterQueueRulesNameTheField) {
                  {"spec.resourceGroups", "lendingLimit may only be set when spec.cohortName"});
   ExpectRejected(ClusterQueue(Unique("negative"), gpu_group + "borrowingLimit: -1}\n  cohortName: c\n"),
                  {"spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit"});
-  ExpectRejected(ClusterQueue(Unique("mismatch"),
-                              "  resourceGroups:\n"
-                              "  - coveredResources: [cpu, memory]\n"
-                              "    flavors:\n"
-                              "    - name: default\n"
-                              "      resources:\n"
-                              "      - {name: cpu, nominalQuota: 8}\n"),
-                 {"spec.resourceGroups[0].flavors",
-                  "every flavor must list exactly the resources in coveredResources"});
+  ExpectRejected(
+      ClusterQueue(Unique("mismatch"),
+                   "  resourceGroups:\n"
+                   "  - coveredResources: [cpu, memory]\n"
+                   "    flavors:\n"
+                   "    - name: default\n"
+                   "      resources:\n"
+                   "      - {name: cpu, nominalQuota: 8}\n"),
+      {"spec.resourceGroups[0].flavors", "every flavor must list exactly the resources in coveredResources"});
   ExpectRejected(ClusterQueue(Unique("twice"),
                               "  resourceGroups:\n"
                               "  - coveredResources: [nvidia.com/gpu]\n"
                               "    flavors: [{name: a100, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]\n"
                               "  - coveredResources: [nvidia.com/gpu]\n"
                               "    flavors: [{name: h100, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]\n"),
-                 {"spec.resourceGroups", "each resource may appear in the coveredResources of one "
-                                         "resource group only"});
+                 {"spec.resourceGroups",
+                  "each resource may appear in the coveredResources of one "
+                  "resource group only"});
   ExpectRejected(ClusterQueue(Unique("flavor-twice"),
                               "  resourceGroups:\n"
                               "  - coveredResources: [cpu]\n"
@@ -136,8 +134,7 @@ TEST_F(CrdTest, ClusterQueueRulesNameTheField) {
                               "    borrowWithinCohort: {policy: LowerPriority}\n"),
                  {"spec.preemption.borrowWithinCohort.policy",
                   "borrowWithinCohort.policy must be Never when reclaimWithinCohort is Never"});
-  ExpectRejected(ClusterQueue(Unique("fungibility"),
-                              "  flavorFungibility: {preference: PreemptionOverBorrowing}\n"),
+  ExpectRejected(ClusterQueue(Unique("fungibility"), "  flavorFungibility: {preference: PreemptionOverBorrowing}\n"),
                  {"spec.flavorFungibility.preference",
                   "preference may only be set when both whenCanBorrow and whenCanPreempt are "
                   "TryNextFlavor"});
@@ -145,9 +142,9 @@ TEST_F(CrdTest, ClusterQueueRulesNameTheField) {
                  {"spec.queueingStrategy", "Unsupported value: \"FIFO\""});
   ExpectRejected(ClusterQueue(Unique("stop"), "  stopPolicy: Pause\n"),
                  {"spec.stopPolicy", "Unsupported value: \"Pause\""});
-  ExpectRejected(ClusterQueue(Unique("quantity"), gpu_group + "}\n  cohortName: c\n" +
-                              "  fairSharing: {weight: heavy}\n"),
-                 {"spec.fairSharing.weight"});
+  ExpectRejected(
+      ClusterQueue(Unique("quantity"), gpu_group + "}\n  cohortName: c\n" + "  fairSharing: {weight: heavy}\n"),
+      {"spec.fairSharing.weight"});
 }
 
 TEST_F(CrdTest, CohortCannotBeItsOwnParent) {
@@ -158,11 +155,11 @@ TEST_F(CrdTest, CohortCannotBeItsOwnParent) {
 }
 
 TEST_F(CrdTest, ResourceFlavorAndPriorityClassRules) {
-  ExpectRejected("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " +
-                     Unique("tol") + "\nspec:\n  tolerations:\n  - {operator: Equal, value: x}\n",
+  ExpectRejected("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + Unique("tol") +
+                     "\nspec:\n  tolerations:\n  - {operator: Equal, value: x}\n",
                  {"spec.tolerations", "a toleration without a key must use operator Exists"});
-  ExpectRejected("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " +
-                     Unique("taint") + "\nspec:\n  nodeTaints:\n  - {key: k, effect: Sometimes}\n",
+  ExpectRejected("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " + Unique("taint") +
+                     "\nspec:\n  nodeTaints:\n  - {key: k, effect: Sometimes}\n",
                  {"spec.nodeTaints[0].effect", "Unsupported value: \"Sometimes\""});
   ExpectRejected("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " +
                      Unique("novalue") + "\ndescription: x\n",
@@ -172,8 +169,7 @@ TEST_F(CrdTest, ResourceFlavorAndPriorityClassRules) {
 std::string WorkloadManifest(const std::string& name, const std::string& pod_set_extra,
                              const std::string& spec_extra = "") {
   return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: " + name +
-         "\nspec:\n  queueName: gpu\n" + spec_extra +
-         "  podSets:\n  - name: main\n" + pod_set_extra +
+         "\nspec:\n  queueName: gpu\n" + spec_extra + "  podSets:\n  - name: main\n" + pod_set_extra +
          "    template:\n      spec:\n        containers:\n        - name: c\n          image: i\n";
 }
 
@@ -197,30 +193,26 @@ TEST_F(CrdTest, WorkloadHoldingQuotaKeepsItsPodSetsAndQueue) {
   // Changes are fine while the workload holds no quota.
   ASSERT_TRUE(kubectl().Apply(WorkloadManifest("held", "    count: 2\n"), ns()).ok());
 
-  CommandResult admitted = kubectl()(
-      {"patch", "workload", "held", "-n", ns(), "--subresource=status", "--type=merge", "-p",
-       R"({"status":{"admission":{"clusterQueue":"team-a","podSetAssignments":[{"name":"main",)"
-       R"("flavors":{"nvidia.com/gpu":"a100"},"resourceUsage":{"nvidia.com/gpu":"2"},"count":2}]}}})"});
+  CommandResult admitted =
+      kubectl()({"patch", "workload", "held", "-n", ns(), "--subresource=status", "--type=merge", "-p",
+                 R"({"status":{"admission":{"clusterQueue":"team-a","podSetAssignments":[{"name":"main",)"
+                 R"("flavors":{"nvidia.com/gpu":"a100"},"resourceUsage":{"nvidia.com/gpu":"2"},"count":2}]}}})"});
   ASSERT_TRUE(admitted.ok()) << admitted.err;
 
   ExpectRejected(WorkloadManifest("held", "    count: 8\n"),
                  {"spec.podSets", "podSets cannot change while the workload holds quota"});
-  CommandResult requeue = kubectl()({"patch", "workload", "held", "-n", ns(), "--type=merge",
-                                     "-p", R"({"spec":{"queueName":"other"}})"});
+  CommandResult requeue =
+      kubectl()({"patch", "workload", "held", "-n", ns(), "--type=merge", "-p", R"({"spec":{"queueName":"other"}})"});
   EXPECT_FALSE(requeue.ok());
-  EXPECT_NE(requeue.err.find("queueName cannot change while the workload holds quota"),
-            std::string::npos)
+  EXPECT_NE(requeue.err.find("queueName cannot change while the workload holds quota"), std::string::npos)
       << requeue.err;
   // The admission itself cannot be rewritten, only cleared.
-  CommandResult rewrite = kubectl()(
-      {"patch", "workload", "held", "-n", ns(), "--subresource=status", "--type=merge", "-p",
-       R"({"status":{"admission":{"clusterQueue":"team-b"}}})"});
+  CommandResult rewrite = kubectl()({"patch", "workload", "held", "-n", ns(), "--subresource=status", "--type=merge",
+                                     "-p", R"({"status":{"admission":{"clusterQueue":"team-b"}}})"});
   EXPECT_FALSE(rewrite.ok());
-  EXPECT_NE(rewrite.err.find("admission cannot be changed once set"), std::string::npos)
-      << rewrite.err;
-  CommandResult cleared = kubectl()({"patch", "workload", "held", "-n", ns(),
-                                     "--subresource=status", "--type=merge", "-p",
-                                     R"({"status":{"admission":null}})"});
+  EXPECT_NE(rewrite.err.find("admission cannot be changed once set"), std::string::npos) << rewrite.err;
+  CommandResult cleared = kubectl()({"patch", "workload", "held", "-n", ns(), "--subresource=status", "--type=merge",
+                                     "-p", R"({"status":{"admission":null}})"});
   EXPECT_TRUE(cleared.ok()) << cleared.err;
   EXPECT_TRUE(kubectl().Apply(WorkloadManifest("held", "    count: 8\n"), ns()).ok());
 }
@@ -228,7 +220,8 @@ TEST_F(CrdTest, WorkloadHoldingQuotaKeepsItsPodSetsAndQueue) {
 TEST_F(CrdTest, LocalQueueClusterQueueIsImmutable) {
   auto lq = [](const std::string& cq) {
     return "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n"
-           "spec:\n  clusterQueue: " + cq + "\n";
+           "spec:\n  clusterQueue: " +
+           cq + "\n";
   };
   ASSERT_TRUE(kubectl().Apply(lq("team-a"), ns()).ok());
   ExpectRejected(lq("team-b"), {"spec.clusterQueue", "clusterQueue is immutable"});
@@ -238,7 +231,8 @@ TEST_F(CrdTest, PrinterColumnsShowQueueState) {
   const std::string cq = Unique("columns");
   ASSERT_TRUE(kubectl().Apply(ClusterQueue(cq, "  cohortName: ml\n  queueingStrategy: StrictFIFO\n")).ok());
   ASSERT_TRUE(kubectl()({"patch", "clusterqueue", cq, "--subresource=status", "--type=merge", "-p",
-                         R"({"status":{"pendingWorkloads":3,"admittedWorkloads":2}})"}).ok());
+                         R"({"status":{"pendingWorkloads":3,"admittedWorkloads":2}})"})
+                  .ok());
   CommandResult get = kubectl()({"get", "clusterqueue", cq});
   ASSERT_TRUE(get.ok()) << get.err;
   EXPECT_NE(get.out.find("COHORT"), std::string::npos) << get.out;
@@ -247,19 +241,22 @@ TEST_F(CrdTest, PrinterColumnsShowQueueState) {
   EXPECT_NE(get.out.find("ADMITTED"), std::string::npos) << get.out;
   EXPECT_NE(get.out.find(cq + "   ml       StrictFIFO   3         2"), std::string::npos) << get.out;
 
-  ASSERT_TRUE(kubectl().Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n"
-                              "  name: gpu\nspec:\n  clusterQueue: " + cq + "\n", ns()).ok());
-  ASSERT_TRUE(kubectl()({"patch", "localqueue", "gpu", "-n", ns(), "--subresource=status",
-                         "--type=merge", "-p",
-                         R"({"status":{"pendingWorkloads":1,"admittedWorkloads":4}})"}).ok());
+  ASSERT_TRUE(kubectl()
+                  .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n"
+                         "  name: gpu\nspec:\n  clusterQueue: " +
+                             cq + "\n",
+                         ns())
+                  .ok());
+  ASSERT_TRUE(kubectl()({"patch", "localqueue", "gpu", "-n", ns(), "--subresource=status", "--type=merge", "-p",
+                         R"({"status":{"pendingWorkloads":1,"admittedWorkloads":4}})"})
+                  .ok());
   CommandResult lq = kubectl()({"get", "localqueues", "-n", ns()});
   ASSERT_TRUE(lq.ok()) << lq.err;
   EXPECT_NE(lq.out.find("CLUSTERQUEUE"), std::string::npos) << lq.out;
   EXPECT_NE(lq.out.find("gpu    " + cq + "   1         4"), std::string::npos) << lq.out;
 
   ASSERT_TRUE(kubectl().Apply(WorkloadManifest("shown", "    count: 1\n"), ns()).ok());
-  ASSERT_TRUE(kubectl()({"patch", "workload", "shown", "-n", ns(), "--subresource=status",
-                         "--type=merge", "-p",
+  ASSERT_TRUE(kubectl()({"patch", "workload", "shown", "-n", ns(), "--subresource=status", "--type=merge", "-p",
                          R"({"status":{"admission":{"clusterQueue":")" + cq +
                              R"(","podSetAssignments":[{"name":"main","count":1}]},)"
                              R"("conditions":[{"type":"Admitted","status":"True","reason":"Admitted",)"

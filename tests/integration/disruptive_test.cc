@@ -46,9 +46,9 @@ class DisruptiveTest : public ClusterTest {
   }
 
   void RestartApiserver() {
-    CommandResult r = testing::Run({"env", "ROTA_CLUSTER_DIR=" + cluster_dir_.string(),
-                           (fs::path(ROTA_SOURCE_DIR) / "hack" / "cluster.sh").string(), "restart",
-                           "kube-apiserver"});
+    CommandResult r =
+        testing::Run({"env", "ROTA_CLUSTER_DIR=" + cluster_dir_.string(),
+                      (fs::path(ROTA_SOURCE_DIR) / "hack" / "cluster.sh").string(), "restart", "kube-apiserver"});
     ASSERT_TRUE(r.ok()) << r.err;
   }
 
@@ -63,7 +63,7 @@ class DisruptiveTest : public ClusterTest {
     ASSERT_TRUE(range.ok()) << range.err;
     const std::string revision = Json::parse(range.out)["header"]["revision"];
     CommandResult compact = testing::Run({"curl", "-sf", "-X", "POST", etcd + "/v3/kv/compaction", "-d",
-                                 R"({"revision":")" + revision + R"(","physical":true})"});
+                                          R"({"revision":")" + revision + R"(","physical":true})"});
     ASSERT_TRUE(compact.ok()) << compact.err;
   }
 
@@ -81,12 +81,18 @@ class DisruptiveTest : public ClusterTest {
   };
   std::unique_ptr<Informer<Name>> Watch(Recording& rec) {
     Informer<Name>::Handlers h;
-    h.on_add = [&](const Name& n) { std::lock_guard l(rec.mu); rec.events.push_back("add " + n.name + "=" + n.value); };
+    h.on_add = [&](const Name& n) {
+      std::lock_guard l(rec.mu);
+      rec.events.push_back("add " + n.name + "=" + n.value);
+    };
     h.on_update = [&](const Name& o, const Name& n) {
       std::lock_guard l(rec.mu);
       rec.events.push_back("update " + n.name + " " + o.value + "->" + n.value);
     };
-    h.on_delete = [&](const Name& n) { std::lock_guard l(rec.mu); rec.events.push_back("delete " + n.name); };
+    h.on_delete = [&](const Name& n) {
+      std::lock_guard l(rec.mu);
+      rec.events.push_back("delete " + n.name);
+    };
     InformerOptions o;
     o.backoff_base = 200ms;  // reconnect quickly in the test
     auto inf = std::make_unique<Informer<Name>>(*client_, resources::kConfigMaps, ns(), Name::Decode, h, o);
@@ -161,7 +167,8 @@ TEST_F(DisruptiveTest, InformerRelistsAfter410AndConvergesExactly) {
   ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap("new", "1")).ok());
   CompactEtcd();
   RestartApiserver();
-  ASSERT_TRUE(client_->Patch(resources::kConfigMaps, ns(), "keep", PatchType::kMerge, {{"data", {{"value", "2"}}}}).ok());
+  ASSERT_TRUE(
+      client_->Patch(resources::kConfigMaps, ns(), "keep", PatchType::kMerge, {{"data", {{"value", "2"}}}}).ok());
 
   EXPECT_TRUE(Eventually([&] { return Converged(*inf); }, 60s));
   EXPECT_GT(inf->lists(), lists_before) << "the informer never re-listed";
@@ -172,8 +179,7 @@ TEST_F(DisruptiveTest, InformerRelistsAfter410AndConvergesExactly) {
 }
 
 // Starts the lease-holder helper; its output goes to `out`.
-pid_t StartHolder(const std::string& lease, const std::string& identity, const std::string& ns,
-                  const fs::path& out) {
+pid_t StartHolder(const std::string& lease, const std::string& identity, const std::string& ns, const fs::path& out) {
   pid_t pid = fork();
   if (pid == 0) {
     FILE* f = freopen(out.c_str(), "w", stdout);
@@ -197,9 +203,12 @@ TEST_F(DisruptiveTest, ExactlyOneOfTwoProcessesLeadsAndTheOtherTakesOverWhenItDi
   fs::create_directories(dir);
   pid_t a = StartHolder("rota-leader", "a", ns(), dir / "a");
   pid_t b = StartHolder("rota-leader", "b", ns(), dir / "b");
-  ASSERT_TRUE(Eventually([&] {
-    return Slurp(dir / "a").find("leading") != std::string::npos || Slurp(dir / "b").find("leading") != std::string::npos;
-  }, 30s));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return Slurp(dir / "a").find("leading") != std::string::npos ||
+               Slurp(dir / "b").find("leading") != std::string::npos;
+      },
+      30s));
   std::this_thread::sleep_for(3s);  // several renew periods: the other must still be waiting
   const bool a_leads = Slurp(dir / "a").find("leading") != std::string::npos;
   const bool b_leads = Slurp(dir / "b").find("leading") != std::string::npos;
@@ -215,7 +224,8 @@ TEST_F(DisruptiveTest, ExactlyOneOfTwoProcessesLeadsAndTheOtherTakesOverWhenItDi
   waitpid(leader, nullptr, 0);
   ASSERT_TRUE(Eventually([&] { return Slurp(follower_out).find("leading") != std::string::npos; }, 15s));
   const auto took = std::chrono::steady_clock::now() - killed_at;
-  EXPECT_LT(took, 7s) << "took over after " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+  EXPECT_LT(took, 7s) << "took over after " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                      << " ms";
 
   // A clean stop releases the lease.
   kill(follower, SIGTERM);

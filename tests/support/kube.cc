@@ -130,8 +130,10 @@ void ClusterTest::SetUp() {
   std::string base = std::string(info->test_suite_name()) + "-" + info->name();
   std::string name;
   for (char c : base) {
-    if (std::isalnum(static_cast<unsigned char>(c))) name.push_back(static_cast<char>(std::tolower(c)));
-    else if (!name.empty() && name.back() != '-') name.push_back('-');
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      name.push_back(static_cast<char>(std::tolower(c)));
+    else if (!name.empty() && name.back() != '-')
+      name.push_back('-');
   }
   name = name.substr(0, 50);
   while (!name.empty() && name.back() == '-') name.pop_back();

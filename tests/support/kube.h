@@ -33,8 +33,7 @@ class Kubectl {
   // Applies a manifest from a string.
   CommandResult Apply(const std::string& manifest, const std::string& ns = "") const;
   // kubectl get with -o jsonpath=EXPR; returns stdout, or "" (and records a failure) on error.
-  std::string JsonPath(const std::vector<std::string>& what, const std::string& expr,
-                       const std::string& ns = "") const;
+  std::string JsonPath(const std::vector<std::string>& what, const std::string& expr, const std::string& ns = "") const;
 
  private:
   std::string kubeconfig_;

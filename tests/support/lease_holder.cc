@@ -37,7 +37,14 @@ int main(int argc, char** argv) {
   le.retry_period = std::chrono::seconds(std::atoi(argv[7]));
   rota::apiclient::LeaderElector elector(**client, le);
   elector.Run(
-      g_stop, [] { std::printf("leading\n"); std::fflush(stdout); },
-      [] { std::printf("stopped\n"); std::fflush(stdout); });
+      g_stop,
+      [] {
+        std::printf("leading\n");
+        std::fflush(stdout);
+      },
+      [] {
+        std::printf("stopped\n");
+        std::fflush(stdout);
+      });
   return 0;
 }

@@ -46,10 +46,11 @@ AdmissionRequest Parse(const Json& review) {
 }
 
 Json Job(const std::string& name, const Json& labels, bool suspend) {
-  return {{"apiVersion", "batch/v1"},
-          {"kind", "Job"},
-          {"metadata", {{"name", name}, {"namespace", "ml"}, {"labels", labels}}},
-          {"spec", {{"suspend", suspend}, {"parallelism", 4}, {"template", {{"spec", {{"containers", Json::array()}}}}}}}};
+  return {
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata", {{"name", name}, {"namespace", "ml"}, {"labels", labels}}},
+      {"spec", {{"suspend", suspend}, {"parallelism", 4}, {"template", {{"spec", {{"containers", Json::array()}}}}}}}};
 }
 
 TEST(AdmissionReviewTest, RefusesWhatIsNotAV1ReviewSayingWhy) {
@@ -57,23 +58,26 @@ TEST(AdmissionReviewTest, RefusesWhatIsNotAV1ReviewSayingWhy) {
     std::string body;
     std::string message;
   };
-  for (const Case& c : std::vector<Case>{
-           {"", "the request body is empty; expected an AdmissionReview"},
-           {"{not json", "the request body is not JSON; expected an AdmissionReview"},
-           {"[1,2]", "the AdmissionReview must be a JSON object"},
-           {R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview"})",
-            "apiVersion is \"admission.k8s.io/v1beta1\"; rota serves admission.k8s.io/v1 (set admissionReviewVersions: [v1])"},
-           {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})", "AdmissionReview.request: missing or not an object"},
-           {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"operation":"CREATE"}})",
-            "AdmissionReview.request.uid: is required"},
-           {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7}})",
-            "AdmissionReview.request.uid: must be a string"},
-           {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","operation":"CREATE","kind":{"kind":"Job"}}})",
-            "AdmissionReview.request.object: is required for CREATE"},
-           {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","operation":"UPDATE","kind":{"kind":"Job"},"object":{}}})",
-            "AdmissionReview.request.oldObject: is required for UPDATE"},
-           {std::string(100000, '[') + std::string(100000, ']'), "the AdmissionReview is nested deeper than 128 levels"},
-       }) {
+  for (
+      const Case& c : std::vector<Case>{
+          {"", "the request body is empty; expected an AdmissionReview"},
+          {"{not json", "the request body is not JSON; expected an AdmissionReview"},
+          {"[1,2]", "the AdmissionReview must be a JSON object"},
+          {R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview"})",
+           "apiVersion is \"admission.k8s.io/v1beta1\"; rota serves admission.k8s.io/v1 (set admissionReviewVersions: "
+           "[v1])"},
+          {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
+           "AdmissionReview.request: missing or not an object"},
+          {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"operation":"CREATE"}})",
+           "AdmissionReview.request.uid: is required"},
+          {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7}})",
+           "AdmissionReview.request.uid: must be a string"},
+          {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","operation":"CREATE","kind":{"kind":"Job"}}})",
+           "AdmissionReview.request.object: is required for CREATE"},
+          {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","operation":"UPDATE","kind":{"kind":"Job"},"object":{}}})",
+           "AdmissionReview.request.oldObject: is required for UPDATE"},
+          {std::string(100000, '[') + std::string(100000, ']'), "the AdmissionReview is nested deeper than 128 levels"},
+      }) {
     auto r = ParseAdmissionReview(c.body);
     ASSERT_FALSE(r.ok()) << c.body.substr(0, 80);
     EXPECT_EQ(r.status().message(), c.message);
@@ -101,14 +105,16 @@ TEST(AdmissionReviewTest, EncodesAPatchAsBase64JsonPatchAndADenialAsAStatus) {
 
 TEST(MutateJobTest, SuspendsAQueuedJobAndLeavesOthersAlone) {
   FakeView view;
-  AdmissionResponse r = MutateJob(Parse(Review("CREATE", Job("train", {{"kueue.x-k8s.io/queue-name", "gpu"}}, false))), view);
+  AdmissionResponse r =
+      MutateJob(Parse(Review("CREATE", Job("train", {{"kueue.x-k8s.io/queue-name", "gpu"}}, false))), view);
   ASSERT_TRUE(r.allowed);
   EXPECT_EQ(r.patch, Json::parse(R"([{"op":"add","path":"/spec/suspend","value":true}])"));
 
   // No queue label and no "default" LocalQueue: not rota's Job.
   EXPECT_TRUE(MutateJob(Parse(Review("CREATE", Job("plain", Json::object(), false))), view).patch.is_null());
   // Already suspended: nothing to change.
-  EXPECT_TRUE(MutateJob(Parse(Review("CREATE", Job("s", {{"kueue.x-k8s.io/queue-name", "gpu"}}, true))), view).patch.is_null());
+  EXPECT_TRUE(
+      MutateJob(Parse(Review("CREATE", Job("s", {{"kueue.x-k8s.io/queue-name", "gpu"}}, true))), view).patch.is_null());
   // A "default" LocalQueue in the namespace queues unlabelled Jobs.
   view.local_queues.insert("ml/default");
   EXPECT_FALSE(MutateJob(Parse(Review("CREATE", Job("plain", Json::object(), false))), view).patch.is_null());
@@ -117,8 +123,11 @@ TEST(MutateJobTest, SuspendsAQueuedJobAndLeavesOthersAlone) {
   EXPECT_TRUE(MutateJob(Parse(Review("UPDATE", job, job)), view).patch.is_null());
   // A Job another controller owns is that controller's.
   Json child = Job("child", {{"kueue.x-k8s.io/queue-name", "gpu"}}, false);
-  child["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "jobset.x-k8s.io/v1alpha2"}, {"kind", "JobSet"},
-                                                       {"name", "js"}, {"uid", "1"}, {"controller", true}}});
+  child["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+                                                       {"kind", "JobSet"},
+                                                       {"name", "js"},
+                                                       {"uid", "1"},
+                                                       {"controller", true}}});
   EXPECT_TRUE(MutateJob(Parse(Review("CREATE", child)), view).patch.is_null());
 }
 
@@ -129,11 +138,14 @@ TEST(ValidateJobTest, QueueLabelIsFrozenWhileTheJobRuns) {
   AdmissionResponse r = ValidateJob(Parse(Review("UPDATE", moved, running)), view);
   ASSERT_FALSE(r.allowed);
   EXPECT_EQ(r.message,
-            "Job \"train\" in namespace \"ml\" is invalid: metadata.labels[kueue.x-k8s.io/queue-name]: cannot change from \"gpu\" to "
+            "Job \"train\" in namespace \"ml\" is invalid: metadata.labels[kueue.x-k8s.io/queue-name]: cannot change "
+            "from \"gpu\" to "
             "\"cpu\" while the Job is admitted (running); suspend it first (spec.suspend: true) or create a new Job");
   // While suspended (queued, not admitted) it may move.
   Json queued = Job("train", {{"kueue.x-k8s.io/queue-name", "gpu"}}, true);
-  EXPECT_TRUE(ValidateJob(Parse(Review("UPDATE", Job("train", {{"kueue.x-k8s.io/queue-name", "cpu"}}, true), queued)), view).allowed);
+  EXPECT_TRUE(
+      ValidateJob(Parse(Review("UPDATE", Job("train", {{"kueue.x-k8s.io/queue-name", "cpu"}}, true), queued)), view)
+          .allowed);
   // Removing the label from a running Job is a change too.
   EXPECT_FALSE(ValidateJob(Parse(Review("UPDATE", Job("train", Json::object(), false), running)), view).allowed);
 }
@@ -141,11 +153,15 @@ TEST(ValidateJobTest, QueueLabelIsFrozenWhileTheJobRuns) {
 TEST(ValidateJobTest, PriorityClassMustExistAndQueueNameMustBeAName) {
   FakeView view;
   view.priority_classes.insert("training");
-  EXPECT_TRUE(ValidateJob(Parse(Review("CREATE", Job("a", {{"kueue.x-k8s.io/priority-class", "training"}}, true))), view).allowed);
-  AdmissionResponse r = ValidateJob(Parse(Review("CREATE", Job("a", {{"kueue.x-k8s.io/priority-class", "urgent"}}, true))), view);
+  EXPECT_TRUE(
+      ValidateJob(Parse(Review("CREATE", Job("a", {{"kueue.x-k8s.io/priority-class", "training"}}, true))), view)
+          .allowed);
+  AdmissionResponse r =
+      ValidateJob(Parse(Review("CREATE", Job("a", {{"kueue.x-k8s.io/priority-class", "urgent"}}, true))), view);
   ASSERT_FALSE(r.allowed);
-  EXPECT_NE(r.message.find("metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass \"urgent\" does not exist"),
-            std::string::npos)
+  EXPECT_NE(
+      r.message.find("metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass \"urgent\" does not exist"),
+      std::string::npos)
       << r.message;
   r = ValidateJob(Parse(Review("CREATE", Job("a", {{"kueue.x-k8s.io/queue-name", "GPU_Queue"}}, true))), view);
   ASSERT_FALSE(r.allowed);
@@ -154,7 +170,9 @@ TEST(ValidateJobTest, PriorityClassMustExistAndQueueNameMustBeAName) {
   partial["metadata"]["annotations"] = {{"kueue.x-k8s.io/job-min-parallelism", "4"}};
   r = ValidateJob(Parse(Review("CREATE", partial)), view);
   ASSERT_FALSE(r.allowed);
-  EXPECT_NE(r.message.find("must be a whole number greater than 0 and less than spec.parallelism (4)"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("must be a whole number greater than 0 and less than spec.parallelism (4)"),
+            std::string::npos)
+      << r.message;
   // Partial admission: rota lowers parallelism to the admitted count (here the minimum); allowed.
   partial["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = "2";
   Json admitted = partial;
@@ -164,10 +182,12 @@ TEST(ValidateJobTest, PriorityClassMustExistAndQueueNameMustBeAName) {
 }
 
 Json Workload(int count, const Json& min_count, const Json& resources) {
-  Json ps = {{"name", "main"}, {"count", count},
+  Json ps = {{"name", "main"},
+             {"count", count},
              {"template", {{"spec", {{"containers", Json::array({{{"name", "c"}, {"resources", resources}}})}}}}}};
   if (!min_count.is_null()) ps["minCount"] = min_count;
-  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "Workload"},
+  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+          {"kind", "Workload"},
           {"metadata", {{"name", "w"}, {"namespace", "ml"}}},
           {"spec", {{"queueName", "gpu"}, {"podSets", Json::array({ps})}}}};
 }
@@ -181,10 +201,13 @@ TEST(ValidateWorkloadTest, CountsRequestsAndTotals) {
   EXPECT_EQ(r.message, "Workload \"w\" in namespace \"ml\" is invalid: spec.podSets[0].count: 0 must be at least 1");
   r = ValidateWorkload(Parse(Review("CREATE", Workload(2, 3, gpu))), view);
   ASSERT_FALSE(r.allowed);
-  EXPECT_NE(r.message.find("spec.podSets[0].minCount: 3 must be at least 1 and at most count (2)"), std::string::npos) << r.message;
-  r = ValidateWorkload(Parse(Review("CREATE", Workload(1, nullptr, {{"requests", {{"cpu", "4"}}}, {"limits", {{"cpu", "2"}}}}))), view);
+  EXPECT_NE(r.message.find("spec.podSets[0].minCount: 3 must be at least 1 and at most count (2)"), std::string::npos)
+      << r.message;
+  r = ValidateWorkload(
+      Parse(Review("CREATE", Workload(1, nullptr, {{"requests", {{"cpu", "4"}}}, {"limits", {{"cpu", "2"}}}}))), view);
   ASSERT_FALSE(r.allowed);
-  EXPECT_NE(r.message.find("spec.podSets[0].template.spec.containers[0].resources.requests[cpu]: 4 must be less than or equal to the limit 2"),
+  EXPECT_NE(r.message.find("spec.podSets[0].template.spec.containers[0].resources.requests[cpu]: 4 must be less than "
+                           "or equal to the limit 2"),
             std::string::npos)
       << r.message;
   r = ValidateWorkload(Parse(Review("CREATE", Workload(100, nullptr, {{"requests", {{"memory", "1Pi"}}}}))), view);
@@ -201,17 +224,23 @@ TEST(ValidateWorkloadTest, SpecIsFrozenWhileHoldingQuota) {
   bigger["status"] = old_wl["status"];
   AdmissionResponse r = ValidateWorkload(Parse(Review("UPDATE", bigger, old_wl)), view);
   ASSERT_FALSE(r.allowed);
-  EXPECT_NE(r.message.find("spec.podSets: cannot change while the workload holds quota"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("spec.podSets: cannot change while the workload holds quota"), std::string::npos)
+      << r.message;
   Json requeued = bigger;
   requeued["spec"]["queueName"] = "other";
   r = ValidateWorkload(Parse(Review("UPDATE", requeued, old_wl)), view);
-  EXPECT_NE(r.message.find("spec.queueName: cannot change while the workload holds quota"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("spec.queueName: cannot change while the workload holds quota"), std::string::npos)
+      << r.message;
   // Pending: free to change.
-  EXPECT_TRUE(ValidateWorkload(Parse(Review("UPDATE", Workload(3, nullptr, gpu), Workload(2, nullptr, gpu))), view).allowed);
+  EXPECT_TRUE(
+      ValidateWorkload(Parse(Review("UPDATE", Workload(3, nullptr, gpu), Workload(2, nullptr, gpu))), view).allowed);
 }
 
 Json Cohort(const std::string& name, const std::string& parent) {
-  Json c = {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "Cohort"}, {"metadata", {{"name", name}}}, {"spec", Json::object()}};
+  Json c = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+            {"kind", "Cohort"},
+            {"metadata", {{"name", name}}},
+            {"spec", Json::object()}};
   if (!parent.empty()) c["spec"]["parentName"] = parent;
   return c;
 }
@@ -223,7 +252,8 @@ TEST(ValidateCohortTest, RejectsACycleSpellingItOut) {
   AdmissionResponse r = ValidateCohort(Parse(Review("UPDATE", Cohort("org", "vision"), Cohort("org", ""), "")), view);
   ASSERT_FALSE(r.allowed);
   EXPECT_EQ(r.message,
-            "Cohort \"org\" is invalid: spec.parentName: \"vision\" would make a cycle of cohorts (org -> vision -> research -> "
+            "Cohort \"org\" is invalid: spec.parentName: \"vision\" would make a cycle of cohorts (org -> vision -> "
+            "research -> "
             "org); cohorts must form a tree, so pick a parent that is not below \"org\"");
   // A parent that does not exist yet is an implicit cohort: fine.
   EXPECT_TRUE(ValidateCohort(Parse(Review("CREATE", Cohort("new", "not-yet"), nullptr, "")), view).allowed);
@@ -234,24 +264,32 @@ TEST(ValidateCohortTest, RejectsACycleSpellingItOut) {
 
 TEST(ValidateLocalQueueTest, ClusterQueueIsImmutable) {
   FakeView view;
-  Json lq = {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "LocalQueue"},
-             {"metadata", {{"name", "gpu"}, {"namespace", "ml"}}}, {"spec", {{"clusterQueue", "team-a"}}}};
+  Json lq = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+             {"kind", "LocalQueue"},
+             {"metadata", {{"name", "gpu"}, {"namespace", "ml"}}},
+             {"spec", {{"clusterQueue", "team-a"}}}};
   Json moved = lq;
   moved["spec"]["clusterQueue"] = "team-b";
   AdmissionResponse r = ValidateLocalQueue(Parse(Review("UPDATE", moved, lq)), view);
   ASSERT_FALSE(r.allowed);
   EXPECT_EQ(r.message,
-            "LocalQueue \"gpu\" in namespace \"ml\" is invalid: spec.clusterQueue: cannot change from \"team-a\" to \"team-b\"; the "
+            "LocalQueue \"gpu\" in namespace \"ml\" is invalid: spec.clusterQueue: cannot change from \"team-a\" to "
+            "\"team-b\"; the "
             "field is immutable: delete and recreate the LocalQueue, or create a new one");
   EXPECT_TRUE(ValidateLocalQueue(Parse(Review("UPDATE", lq, lq)), view).allowed);
 }
 
 TEST(ValidateResourceFlavorTest, LabelAndTaintSyntax) {
   FakeView view;
-  Json rf = {{"apiVersion", "kueue.x-k8s.io/v1beta2"}, {"kind", "ResourceFlavor"}, {"metadata", {{"name", "a100"}}},
-             {"spec", {{"nodeLabels", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}}},
-                       {"nodeTaints", Json::array({{{"key", "nvidia.com/gpu"}, {"value", "present"}, {"effect", "NoSchedule"}}})},
-                       {"tolerations", Json::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})}}}};
+  Json rf = {
+      {"apiVersion", "kueue.x-k8s.io/v1beta2"},
+      {"kind", "ResourceFlavor"},
+      {"metadata", {{"name", "a100"}}},
+      {"spec",
+       {{"nodeLabels", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}}},
+        {"nodeTaints", Json::array({{{"key", "nvidia.com/gpu"}, {"value", "present"}, {"effect", "NoSchedule"}}})},
+        {"tolerations",
+         Json::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})}}}};
   EXPECT_TRUE(ValidateResourceFlavor(Parse(Review("CREATE", rf, nullptr, "")), view).allowed);
   Json bad = rf;
   bad["spec"]["nodeLabels"] = {{"gpu type", "a100"}, {"zone", "us east"}};
@@ -298,7 +336,8 @@ TEST(WebhookRobustnessTest, WrongTypesAreAnsweredNotThrown) {
     "template":{"spec":{"containers":[{"resources":{"requests":{"cpu":[1]},"limits":"x"}}]}}}],
     "nodeLabels":{"k":1},"nodeTaints":[1,{"key":2}],"tolerations":"t"},
     "status":{"conditions":[{"type":1,"status":true}],"admission":{}}})");
-  const Json old = Json::parse(R"({"metadata":{"annotations":3,"labels":[]},"spec":7,"status":{"conditions":[{"type":"QuotaReserved","status":"True"}]}})");
+  const Json old = Json::parse(
+      R"({"metadata":{"annotations":3,"labels":[]},"spec":7,"status":{"conditions":[{"type":"QuotaReserved","status":"True"}]}})");
   for (const auto& route : Routes()) {
     for (const char* op : {"CREATE", "UPDATE"}) {
       AdmissionRequest req = Parse(Review(op, odd, std::string(op) == "UPDATE" ? old : Json(nullptr)));

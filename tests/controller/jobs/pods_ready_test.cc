@@ -8,12 +8,16 @@ namespace {
 constexpr int64_t kNow = 1793527200;  // 2026-11-01T10:00:00Z
 
 api::Workload AdmittedAt(const std::string& when, std::optional<int32_t> requeued = std::nullopt) {
-  api::Json status = {{"conditions", {{{"type", "Admitted"}, {"status", "True"}, {"reason", "Admitted"},
-                                       {"message", ""}, {"lastTransitionTime", when}}}}};
+  api::Json status = {{"conditions",
+                       {{{"type", "Admitted"},
+                         {"status", "True"},
+                         {"reason", "Admitted"},
+                         {"message", ""},
+                         {"lastTransitionTime", when}}}}};
   if (requeued) status["requeueState"] = {{"count", *requeued}};
-  return *api::DecodeObject<api::Workload>(
-      api::Json{{"metadata", {{"name", "w"}, {"namespace", "ml"}}}, {"spec", {{"podSets", api::Json::array()}}},
-                {"status", status}});
+  return *api::DecodeObject<api::Workload>(api::Json{{"metadata", {{"name", "w"}, {"namespace", "ml"}}},
+                                                     {"spec", {{"podSets", api::Json::array()}}},
+                                                     {"status", status}});
 }
 
 TEST(PodsReadyTest, TheTimeoutCountsFromTheAdmission) {

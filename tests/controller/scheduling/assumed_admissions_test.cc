@@ -29,7 +29,7 @@ TEST(SeenVersionTest, TheCacheHasOurWriteOnceAtOrPastItsVersion) {
   EXPECT_TRUE(SeenVersion("100", "100"));
   EXPECT_TRUE(SeenVersion("101", "100"));
   EXPECT_FALSE(SeenVersion("99", "100"));
-  EXPECT_FALSE(SeenVersion("100", ""));  // the write has not returned yet
+  EXPECT_FALSE(SeenVersion("100", ""));   // the write has not returned yet
   EXPECT_FALSE(SeenVersion("x2", "x1"));  // not numbers: equality alone tells
   EXPECT_TRUE(SeenVersion("x1", "x1"));
 }
@@ -59,7 +59,7 @@ TEST(AssumedAdmissionsTest, TheCacheAtTheWrittenVersionIsTheTruth) {
   assumed.WriteSucceeded("ml/a", 7, "12");
   assumed.BeginPass(1);
   EXPECT_TRUE(AdmittedIn(assumed.Overlay("ml/a", Cached("11"))));  // not there yet
-  auto after = Cached("13");  // our write, then someone cleared the admission
+  auto after = Cached("13");                                       // our write, then someone cleared the admission
   EXPECT_EQ(assumed.Overlay("ml/a", after), after);
   EXPECT_FALSE(assumed.Contains("ml/a"));
 }

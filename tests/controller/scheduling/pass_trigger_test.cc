@@ -31,7 +31,8 @@ class PassTriggerTest : public ::testing::Test {
     while (d > apiclient::Clock::Duration::zero()) {
       const auto step = std::min<apiclient::Clock::Duration>(d, milliseconds(100));
       // (Wait for the waiter to block on the clock, so that no step is missed.)
-      for (int i = 0; i < 1000 && clock_.Waiters() == 0 && !returned_; ++i) std::this_thread::sleep_for(milliseconds(1));
+      for (int i = 0; i < 1000 && clock_.Waiters() == 0 && !returned_; ++i)
+        std::this_thread::sleep_for(milliseconds(1));
       clock_.Advance(step);
       d -= step;
     }

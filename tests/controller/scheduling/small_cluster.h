@@ -28,7 +28,7 @@ inline api::ClusterState SmallCluster() {
 
 // A Workload ml/NAME asking for one GPU in LocalQueue `queue`, created at `created` (RFC 3339).
 inline std::shared_ptr<const api::Workload> GpuWorkload(const std::string& name, const std::string& created,
-                                                       const std::string& queue = "gpu") {
+                                                        const std::string& queue = "gpu") {
   return std::make_shared<const api::Workload>(*api::DecodeObject<api::Workload>(api::Json::parse(
       R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml", "creationTimestamp": ")" + created +
       R"("}, "spec": {"queueName": ")" + queue + R"(", "podSets": [{"name": "main", "count": 1, "template":

@@ -44,7 +44,7 @@ enum class PreemptionReason {
 const char* ToString(PreemptionReason reason);
 
 struct PreemptDecision {
-  std::string workload;   // the victim
+  std::string workload;  // the victim
   std::string preemptor;
   std::string cluster_queue;  // the victim's
   PreemptionReason reason = PreemptionReason::kInClusterQueue;

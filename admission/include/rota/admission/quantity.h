@@ -58,9 +58,7 @@ class Quantity {
 
   // Compares values only; the format is presentation.
   friend constexpr bool operator==(Quantity a, Quantity b) { return a.milli_ == b.milli_; }
-  friend constexpr std::strong_ordering operator<=>(Quantity a, Quantity b) {
-    return a.milli_ <=> b.milli_;
-  }
+  friend constexpr std::strong_ordering operator<=>(Quantity a, Quantity b) { return a.milli_ <=> b.milli_; }
 
  private:
   constexpr Quantity(int64_t milli, Format format) : milli_(milli), format_(format) {}

@@ -25,8 +25,8 @@ struct Taint {
 };
 
 struct Toleration {
-  std::string key;              // empty with exists: tolerates every taint
-  bool exists = false;          // operator Exists (true) or Equal (false)
+  std::string key;      // empty with exists: tolerates every taint
+  bool exists = false;  // operator Exists (true) or Equal (false)
   std::string value;
   std::optional<TaintEffect> effect;  // absent: every effect
 };
@@ -118,7 +118,7 @@ struct WorkloadSpec {
   std::string key;            // "namespace/name": unique, and the final tie-breaker in ordering
   std::string cluster_queue;  // resolved from its LocalQueue; empty when it could not be
   int32_t priority = 0;
-  bool preemptible = true;    // false: critical tier, never a victim, never borrows
+  bool preemptible = true;  // false: critical tier, never a victim, never borrows
   int64_t creation_time = 0;
   std::vector<PodSetSpec> pod_sets;
   // Set when the workload holds quota. An admitted workload is never re-scheduled.

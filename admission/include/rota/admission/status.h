@@ -43,12 +43,8 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string message) {
-  return Status(StatusCode::kInvalidArgument, std::move(message));
-}
-inline Status OutOfRange(std::string message) {
-  return Status(StatusCode::kOutOfRange, std::move(message));
-}
+inline Status InvalidArgument(std::string message) { return Status(StatusCode::kInvalidArgument, std::move(message)); }
+inline Status OutOfRange(std::string message) { return Status(StatusCode::kOutOfRange, std::move(message)); }
 
 // A value or the error `E` that prevented it. Access value() only when ok(), error() only when
 // not. Both convert implicitly, so a function returns either one.

@@ -37,10 +37,10 @@ enum class Retry {
 
 // A failed request: the apiserver's Status when it sent one, else a transport error (code 0).
 struct ApiError {
-  int code = 0;             // HTTP status, 0 for a transport error
-  std::string reason;       // Status.reason, e.g. "Conflict", "NotFound", "Forbidden"
-  std::string message;      // Status.message, or the transport error
-  Json details;             // Status.details, if any
+  int code = 0;         // HTTP status, 0 for a transport error
+  std::string reason;   // Status.reason, e.g. "Conflict", "NotFound", "Forbidden"
+  std::string message;  // Status.message, or the transport error
+  Json details;         // Status.details, if any
   Retry retry = Retry::kNo;
 
   bool IsNotFound() const { return code == 404; }
@@ -61,15 +61,12 @@ struct Resource {
   std::string plural;
   bool namespaced = true;
 
-  static Resource Core(std::string plural, bool namespaced = true) {
-    return {"", "v1", std::move(plural), namespaced};
-  }
+  static Resource Core(std::string plural, bool namespaced = true) { return {"", "v1", std::move(plural), namespaced}; }
 };
 
 namespace resources {
 extern const Resource kNamespaces, kPods, kEvents, kConfigMaps, kJobs, kLeases;
-extern const Resource kClusterQueues, kLocalQueues, kCohorts, kResourceFlavors,
-    kWorkloadPriorityClasses, kWorkloads;
+extern const Resource kClusterQueues, kLocalQueues, kCohorts, kResourceFlavors, kWorkloadPriorityClasses, kWorkloads;
 }  // namespace resources
 
 // How much of an object in a response the caller keeps. Parsing costs a controller CPU per byte
@@ -118,9 +115,9 @@ enum class PatchType { kMerge, kJson, kStrategicMerge, kApply };
 
 struct PatchOptions {
   std::string field_manager = "rota";
-  bool force = false;        // server-side apply: take over conflicting fields
-  std::string subresource;   // e.g. "status"
-  Keep keep = Keep::kAll;    // of the object the server returns
+  bool force = false;       // server-side apply: take over conflicting fields
+  std::string subresource;  // e.g. "status"
+  Keep keep = Keep::kAll;   // of the object the server returns
 };
 
 struct DeleteOptions {
@@ -152,8 +149,8 @@ class Client {
   ApiResult<Json> Update(const Resource& r, const std::string& ns, const Json& object,
                          const std::string& subresource = "");
   // `body` is JSON for merge, strategic-merge and apply patches, a JSON array for JSON patches.
-  ApiResult<Json> Patch(const Resource& r, const std::string& ns, const std::string& name,
-                        PatchType type, const Json& body, const PatchOptions& options = {});
+  ApiResult<Json> Patch(const Resource& r, const std::string& ns, const std::string& name, PatchType type,
+                        const Json& body, const PatchOptions& options = {});
   ApiResult<Json> Delete(const Resource& r, const std::string& ns, const std::string& name,
                          const DeleteOptions& options = {});
 

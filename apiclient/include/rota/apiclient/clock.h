@@ -22,8 +22,7 @@ class Clock {
   virtual void SleepFor(Duration d) = 0;
   // Waits on `cv` (with `lock` held) until `deadline` or a notification, like
   // condition_variable::wait_until on this clock's time.
-  virtual void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                         TimePoint deadline) = 0;
+  virtual void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, TimePoint deadline) = 0;
 };
 
 // The process's real clocks. Thread-safe; a single instance serves everyone.
@@ -37,8 +36,7 @@ class FakeClock : public Clock {
   TimePoint Now() const override;
   std::chrono::system_clock::time_point WallNow() const override;
   void SleepFor(Duration d) override;
-  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                 TimePoint deadline) override;
+  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, TimePoint deadline) override;
   void Advance(Duration d);
   // Number of threads currently sleeping or waiting on this clock.
   int Waiters() const;
@@ -80,8 +78,7 @@ class TokenBucket {
 // up to cap, each multiplied by a random factor in [1, 1 + jitter]; Reset() starts over.
 class Backoff {
  public:
-  Backoff(std::chrono::milliseconds base, std::chrono::milliseconds cap, double jitter = 0.5,
-          unsigned seed = 0);
+  Backoff(std::chrono::milliseconds base, std::chrono::milliseconds cap, double jitter = 0.5, unsigned seed = 0);
   std::chrono::milliseconds Next();
   void Reset() { step_ = 0; }
 

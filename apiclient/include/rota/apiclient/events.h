@@ -13,8 +13,8 @@
 // client, in rounds a tenth of a second apart while events keep coming: one at a time, each one
 // cost a wake-up and a round trip of its own.
 #include <chrono>
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
@@ -37,11 +37,11 @@ struct ObjectReference {
 };
 
 struct EventLimits {
-  int per_object_burst = 25;  // distinct events per object...
+  int per_object_burst = 25;                                         // distinct events per object...
   std::chrono::seconds per_object_refill = std::chrono::minutes(5);  // ...refilled one per this
-  double qps = 50;            // Post()ed events written per second, all objects together...
-  int burst = 100;            // ...after a burst of this many
-  size_t max_queued = 1000;   // Post()ed events waiting beyond this are dropped
+  double qps = 50;           // Post()ed events written per second, all objects together...
+  int burst = 100;           // ...after a burst of this many
+  size_t max_queued = 1000;  // Post()ed events waiting beyond this are dropped
   // Events and objects remembered for aggregation and the per-object limit, the least recently
   // used forgotten beyond this (client-go's correlator keeps 4096 too).
   size_t max_remembered = 4096;

@@ -301,7 +301,7 @@ class Informer : public Reflector {
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Entry> store_;
   std::function<bool(const T&)> view_filter_;
-  std::vector<ViewEntry> view_;  // an entry e of the store in the view is view_[e.view_pos]
+  std::vector<ViewEntry> view_;                     // an entry e of the store in the view is view_[e.view_pos]
   std::unordered_map<std::string, Entry> listing_;  // a list in progress (reflector thread only)
 };
 

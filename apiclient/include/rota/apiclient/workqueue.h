@@ -9,12 +9,12 @@
 //                                q.Done(*key); }
 
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
-#include <deque>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -23,10 +23,10 @@
 namespace rota::apiclient {
 
 struct RateLimit {
-  std::chrono::milliseconds item_base{5};        // first retry of an item
+  std::chrono::milliseconds item_base{5};           // first retry of an item
   std::chrono::milliseconds item_max{1000 * 1000};  // cap of its exponential backoff
-  double qps = 10;                               // overall retry rate...
-  int burst = 100;                               // ...and burst
+  double qps = 10;                                  // overall retry rate...
+  int burst = 100;                                  // ...and burst
 };
 
 class WorkQueue {
@@ -63,8 +63,8 @@ class WorkQueue {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;
-  std::unordered_set<std::string> dirty_;       // queued, not yet taken
-  std::unordered_set<std::string> processing_;  // taken, not yet Done
+  std::unordered_set<std::string> dirty_;                 // queued, not yet taken
+  std::unordered_set<std::string> processing_;            // taken, not yet Done
   std::multimap<Clock::TimePoint, std::string> waiting_;  // delayed adds by ready time
   std::unordered_map<std::string, int> failures_;
   TokenBucket bucket_;  // the overall retry rate

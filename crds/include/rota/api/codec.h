@@ -64,7 +64,7 @@ class Boxed {
  public:
   using value_type = T;
   Boxed() = default;
-  Boxed(std::nullopt_t) {}  // NOLINT: as std::optional converts
+  Boxed(std::nullopt_t) {}                                           // NOLINT: as std::optional converts
   Boxed(T value) : value_(std::make_unique<T>(std::move(value))) {}  // NOLINT: as std::optional converts
   Boxed(const Boxed& o) : value_(o.value_ ? std::make_unique<T>(*o.value_) : nullptr) {}
   Boxed(Boxed&&) noexcept = default;
@@ -123,11 +123,12 @@ template <typename E>
 struct EnumNames;
 
 template <typename E>
-concept ApiEnum = std::is_enum_v<E> && requires { EnumNames<E>::kValues; };
+concept ApiEnum = std::is_enum_v<E> && requires {
+  EnumNames<E>::kValues;
+};
 
 template <typename E>
-  requires ApiEnum<E>
-std::string_view EnumName(E value) {
+requires ApiEnum<E> std::string_view EnumName(E value) {
   for (const auto& [v, name] : EnumNames<E>::kValues) {
     if (v == value) return name;
   }
@@ -138,7 +139,9 @@ class Decoder;
 class Encoder;
 
 template <typename T>
-concept HasFields = requires(T& t, Decoder& d) { T::Fields(t, d); };
+concept HasFields = requires(T& t, Decoder& d) {
+  T::Fields(t, d);
+};
 
 namespace codec_internal {
 std::string TypeName(const Json& j);
@@ -217,8 +220,10 @@ class Decoder {
  private:
   template <typename T>
   void Visit(const char* key, T& out, bool required) {
-    if (known_count_ < kInlineKeys) known_[known_count_] = key;
-    else more_known_.push_back(key);
+    if (known_count_ < kInlineKeys)
+      known_[known_count_] = key;
+    else
+      more_known_.push_back(key);
     ++known_count_;
     if (!status_.ok()) return;
     auto it = object_.find(key);
@@ -329,8 +334,7 @@ Status codec_internal::DecodeAt(const Json& j, const Path& path, T& out) {
     } else if (j.is_number()) {
       text = j.dump();  // 8 -> "8", 0.5 -> "0.5", 1e3 -> "1000.0"
     } else {
-      return InvalidArgument(path + ": must be a quantity such as 4, 500m or 80Gi, not " +
-                             TypeName(j));
+      return InvalidArgument(path + ": must be a quantity such as 4, 500m or 80Gi, not " + TypeName(j));
     }
     Result<Quantity> q = Quantity::Parse(text);
     if (!q.ok()) return q.status().WithContext(path.str());
@@ -390,8 +394,8 @@ Json EncodeValue(const T& value) {
     return value;
   } else if constexpr (std::is_same_v<T, SharedJson>) {
     return value.get();
-  } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> ||
-                       std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+  } else if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bool> || std::is_same_v<T, int32_t> ||
+                       std::is_same_v<T, int64_t>) {
     return Json(value);
   } else if constexpr (std::is_same_v<T, Quantity>) {
     return Json(value.ToString());
@@ -420,8 +424,7 @@ template <typename T>
 bool IsEmptyValue(const T& value) {
   if constexpr (IsOptional<T>::value) {
     return !value.has_value();
-  } else if constexpr (std::is_same_v<T, std::string> || IsVector<T>::value ||
-                       IsStringMap<T>::value) {
+  } else if constexpr (std::is_same_v<T, std::string> || IsVector<T>::value || IsStringMap<T>::value) {
     return value.empty();
   } else if constexpr (std::is_same_v<T, Json>) {
     return value.is_null();

@@ -35,7 +35,7 @@ struct ResourceQuota {
   Quantity nominal_quota;
   std::optional<Quantity> borrowing_limit;  // absent: no limit
   std::optional<Quantity> lending_limit;    // absent: everything may be lent
-  Extra extra;  // null unless the object had fields rota does not type
+  Extra extra;                              // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -61,7 +61,7 @@ struct FlavorQuotas {
 struct ResourceGroup {
   std::vector<std::string> covered_resources;
   std::vector<FlavorQuotas> flavors;  // in order of preference
-  Extra extra;  // null unless the object had fields rota does not type
+  Extra extra;                        // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -119,16 +119,14 @@ enum class QueueingStrategy { kStrictFIFO, kBestEffortFIFO };
 template <>
 struct EnumNames<QueueingStrategy> {
   static constexpr std::pair<QueueingStrategy, std::string_view> kValues[] = {
-      {QueueingStrategy::kStrictFIFO, "StrictFIFO"},
-      {QueueingStrategy::kBestEffortFIFO, "BestEffortFIFO"}};
+      {QueueingStrategy::kStrictFIFO, "StrictFIFO"}, {QueueingStrategy::kBestEffortFIFO, "BestEffortFIFO"}};
 };
 
 enum class FungibilityPolicy { kMayStopSearch, kTryNextFlavor };
 template <>
 struct EnumNames<FungibilityPolicy> {
   static constexpr std::pair<FungibilityPolicy, std::string_view> kValues[] = {
-      {FungibilityPolicy::kMayStopSearch, "MayStopSearch"},
-      {FungibilityPolicy::kTryNextFlavor, "TryNextFlavor"}};
+      {FungibilityPolicy::kMayStopSearch, "MayStopSearch"}, {FungibilityPolicy::kTryNextFlavor, "TryNextFlavor"}};
 };
 
 enum class FungibilityPreference { kBorrowingOverPreemption, kPreemptionOverBorrowing };
@@ -430,7 +428,7 @@ struct PodSet {
   int32_t count = 1;
   std::optional<int32_t> min_count;
   SharedJson template_;  // a PodTemplateSpec, kept whole (and shared by copies of the Workload)
-  Extra extra;  // null unless the object had fields rota does not type
+  Extra extra;           // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -463,8 +461,8 @@ struct WorkloadSpec {
 
 struct PodSetAssignment {
   std::string name = "main";
-  std::map<std::string, std::string> flavors;         // resource -> ResourceFlavor
-  std::map<std::string, Quantity> resource_usage;     // resource -> total over all pods
+  std::map<std::string, std::string> flavors;      // resource -> ResourceFlavor
+  std::map<std::string, Quantity> resource_usage;  // resource -> total over all pods
   std::optional<int32_t> count;
   Extra extra;  // null unless the object had fields rota does not type
 
@@ -492,7 +490,7 @@ struct Admission {
 struct RequeueState {
   std::optional<int32_t> count;
   std::string requeue_at;  // RFC 3339
-  Extra extra;  // null unless the object had fields rota does not type
+  Extra extra;             // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -561,7 +559,7 @@ struct Workload {
   ObjectMeta metadata;
   WorkloadSpec spec;
   Boxed<WorkloadStatus> status;  // (on the heap: most Workloads in a busy cache wait without one)
-  Extra extra;  // null unless the object had fields rota does not type
+  Extra extra;                   // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -595,8 +593,7 @@ Result<T> DecodeObject(const Json& object) {
   }
   auto kind = object.find("kind");
   if (kind != object.end() && *kind != T::kKind) {
-    return InvalidArgument(who + ": kind: expected " + std::string(T::kKind) + ", got " +
-                           kind->dump());
+    return InvalidArgument(who + ": kind: expected " + std::string(T::kKind) + ", got " + kind->dump());
   }
   T out;
   Status s = DecodeValue(object, "", out);

@@ -43,9 +43,7 @@ enum class ConditionStatus { kTrue, kFalse, kUnknown };
 template <>
 struct EnumNames<ConditionStatus> {
   static constexpr std::pair<ConditionStatus, std::string_view> kValues[] = {
-      {ConditionStatus::kTrue, "True"},
-      {ConditionStatus::kFalse, "False"},
-      {ConditionStatus::kUnknown, "Unknown"}};
+      {ConditionStatus::kTrue, "True"}, {ConditionStatus::kFalse, "False"}, {ConditionStatus::kUnknown, "Unknown"}};
 };
 
 // metav1.Condition.
@@ -142,7 +140,7 @@ struct EnumNames<TolerationOperator> {
 };
 
 struct Toleration {
-  std::string key;  // empty with operator Exists: tolerates every taint
+  std::string key;                       // empty with operator Exists: tolerates every taint
   std::optional<TolerationOperator> op;  // absent means Equal
   std::string value;
   std::optional<TaintEffect> effect;  // absent: every effect

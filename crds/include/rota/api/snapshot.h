@@ -131,7 +131,7 @@ class SnapshotBuilder {
  private:
   struct Slot {
     std::shared_ptr<const Workload> object;
-    uint32_t local_queue = kNoQueue;    // numbers of queue_names_
+    uint32_t local_queue = kNoQueue;  // numbers of queue_names_
     uint32_t cluster_queue = kNoQueue;
     bool remake = false;         // make the entry again at the next build
     bool pod_sets_read = false;  // the entry's pod sets can be reused at the same generation
@@ -183,7 +183,7 @@ class SnapshotBuilder {
   uint32_t NumberOf(std::string_view queue_name);
   // Numbers every slot's queues again from scratch (once names no slot uses have piled up).
   void RenumberQueues();
-  std::deque<std::string> queue_names_;                      // by number; a deque keeps them in place
+  std::deque<std::string> queue_names_;                           // by number; a deque keeps them in place
   std::unordered_map<std::string_view, uint32_t> queue_numbers_;  // views into queue_names_
   admission::ShapeTable shapes_;  // the entries' shape numbers, for as long as the builder lives
   std::string resolved_against_;
