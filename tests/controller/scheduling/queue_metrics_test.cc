@@ -23,11 +23,7 @@ class QueueMetricsTest : public ::testing::Test {
   // One pass over the cluster with `workloads`, recorded; returns /metrics.
   std::string Pass(std::vector<std::shared_ptr<const api::Workload>> workloads) {
     state_.workloads = std::move(workloads);
-    EXPECT_TRUE(builder_.Build(state_).ok());
-    admission::Decisions d = admission::Schedule(builder_.snapshot(), workspace_);
-    for (const auto& a : d.admitted) {
-      builder_.Mutable(a.workload)->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
-    }
+    const admission::Decisions d = testing::ScheduleAndApply(state_, builder_, workspace_);
     const QueueTally::Result tally = tally_.Count(builder_, d);
     recorder_.Record(state_, builder_, d, {}, tally.cluster_queues, 0.001, kNow);
     return metrics_.Render();
@@ -47,9 +43,11 @@ TEST_F(QueueMetricsTest, GaugesFollowTheQueuesCountsPassByPass) {
   std::string text = Pass({a, b});
   EXPECT_TRUE(Has(text, R"(kueue_pending_workloads{cluster_queue="team",status="active"} 1)")) << text;
   EXPECT_TRUE(Has(text, R"(kueue_admitted_active_workloads{cluster_queue="team"} 1)")) << text;
-  EXPECT_TRUE(Has(text, R"(kueue_cluster_queue_resource_usage{cluster_queue="team",flavor="gpu",resource="nvidia.com/gpu"} 1)"))
+  EXPECT_TRUE(
+      Has(text, R"(kueue_cluster_queue_resource_usage{cluster_queue="team",flavor="gpu",resource="nvidia.com/gpu"} 1)"))
       << text;
-  EXPECT_TRUE(Has(text, R"(kueue_cluster_queue_nominal_quota{cluster_queue="team",flavor="gpu",resource="nvidia.com/gpu"} 1)"))
+  EXPECT_TRUE(
+      Has(text, R"(kueue_cluster_queue_nominal_quota{cluster_queue="team",flavor="gpu",resource="nvidia.com/gpu"} 1)"))
       << text;
   EXPECT_TRUE(Has(text, R"(kueue_cluster_queue_status{cluster_queue="team",status="active"} 1)")) << text;
   EXPECT_TRUE(Has(text, R"(kueue_admitted_workloads_total{cluster_queue="team"} 1)")) << text;
@@ -64,7 +62,8 @@ TEST_F(QueueMetricsTest, GaugesFollowTheQueuesCountsPassByPass) {
   EXPECT_TRUE(Has(text, R"(kueue_admitted_workloads_total{cluster_queue="team"} 2)")) << text;
   text = Pass({});
   EXPECT_TRUE(Has(text, R"(kueue_admitted_active_workloads{cluster_queue="team"} 0)")) << text;
-  EXPECT_TRUE(Has(text, R"(kueue_cluster_queue_resource_usage{cluster_queue="team",flavor="gpu",resource="nvidia.com/gpu"} 0)"))
+  EXPECT_TRUE(
+      Has(text, R"(kueue_cluster_queue_resource_usage{cluster_queue="team",flavor="gpu",resource="nvidia.com/gpu"} 0)"))
       << text;
 }
 

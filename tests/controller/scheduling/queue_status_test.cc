@@ -20,11 +20,7 @@ class QueueStatusTest : public ::testing::Test {
   // engine decides): the queue status writes it calls for.
   std::vector<StatusWriter::Write> Pass(seconds at, std::vector<std::shared_ptr<const api::Workload>> workloads) {
     state_.workloads = std::move(workloads);
-    EXPECT_TRUE(builder_.Build(state_).ok());
-    admission::Decisions d = admission::Schedule(builder_.snapshot(), workspace_);
-    for (const auto& a : d.admitted) {
-      builder_.Mutable(a.workload)->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
-    }
+    const admission::Decisions d = testing::ScheduleAndApply(state_, builder_, workspace_);
     const QueueTally::Result tally = tally_.Count(builder_, d);
     ++pass_;
     return status_.Writes(state_, tally, {pass_, kT0 + at, "2026-11-01T10:00:00Z", seconds(3)});

@@ -3,6 +3,8 @@
 // A small cluster for the scheduling parts' tests: ResourceFlavor "gpu", ClusterQueue "team" with
 // one GPU of nominal quota, LocalQueue ml/gpu pointing to it, and Workloads of one GPU each.
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
 
@@ -33,6 +35,18 @@ inline std::shared_ptr<const api::Workload> GpuWorkload(const std::string& name,
       R"({"metadata": {"name": ")" + name + R"(", "namespace": "ml", "creationTimestamp": ")" + created +
       R"("}, "spec": {"queueName": ")" + queue + R"(", "podSets": [{"name": "main", "count": 1, "template":
       {"spec": {"containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": 1}}}]}}}]}})")));
+}
+
+// A pass's first steps: the snapshot of `state` built, scheduled, and the admissions decided
+// applied to the builder's entries (as the controller does before counting the queues).
+inline admission::Decisions ScheduleAndApply(const api::ClusterState& state, api::SnapshotBuilder& builder,
+                                             admission::Workspace& workspace) {
+  EXPECT_TRUE(builder.Build(state).ok());
+  admission::Decisions d = admission::Schedule(builder.snapshot(), workspace);
+  for (const auto& a : d.admitted) {
+    builder.Mutable(a.workload)->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
+  }
+  return d;
 }
 
 }  // namespace rota::controller::testing

@@ -98,8 +98,8 @@ TEST(WorkloadStatusTest, AStoppedQueueDrainsWithItsReason) {
 }
 
 TEST(WorkloadStatusTest, APendingReasonIsQuotaReservedFalse) {
-  const WorkloadWrite w = PendingWrite(WithConditions(Json::array()), "WaitingForQuota", "2 more needed",
-                                       "2026-11-01T10:00:00Z");
+  const WorkloadWrite w =
+      PendingWrite(WithConditions(Json::array()), "WaitingForQuota", "2 more needed", "2026-11-01T10:00:00Z");
   const Json* qr = Condition(w, "QuotaReserved");
   ASSERT_NE(qr, nullptr);
   EXPECT_EQ((*qr)["status"], "False");
