@@ -36,8 +36,10 @@ HttpReply ServeWebhook(const std::string& path, std::string_view body, const Clu
   const Route* route = nullptr;
   for (const auto& r : Routes())
     if (r.path == path) route = &r;
-  const HttpReply reply = route ? Handle(*route, path, body, view, log)
-                                : HttpReply{404, "text/plain; charset=utf-8", "no webhook at " + path + "\n"};
+  // Only requests to a webhook are counted, by its path: a path taken from the request as a label
+  // would let any client grow /metrics without bound.
+  if (!route) return HttpReply{404, "text/plain; charset=utf-8", "no webhook at " + path + "\n"};
+  const HttpReply reply = Handle(*route, path, body, view, log);
   metrics.Add("controller_runtime_webhook_requests_total", {{"webhook", path}, {"code", std::to_string(reply.status)}});
   metrics.Observe("controller_runtime_webhook_latency_seconds", {{"webhook", path}},
                   std::chrono::duration<double>(clock.Now() - start).count());
