@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <charconv>
 #include <map>
 #include <regex>
 #include <set>
@@ -9,14 +10,27 @@
 namespace rota::controller {
 namespace {
 
-// A Go-style duration: 500ms, 2s, 1m.
-bool ParseDuration(const std::string& s, std::chrono::milliseconds& out) {
+// The longest duration a setting takes: longer ones are surely mistakes, and bounding them keeps
+// their milliseconds far from overflow.
+constexpr std::chrono::milliseconds kMaxDuration = std::chrono::hours(24 * 30);
+
+enum class DurationError { kNone, kSyntax, kTooLong };
+
+// A Go-style duration (500ms, 2s, 1m) of at most kMaxDuration, into `out`.
+DurationError ParseDuration(const std::string& s, std::chrono::milliseconds& out) {
   static const std::regex kDuration(R"(([0-9]+)(ms|s|m))");
   std::smatch m;
-  if (!std::regex_match(s, m, kDuration)) return false;
-  const long long n = std::stoll(m[1]);
-  out = m[2] == "ms" ? std::chrono::milliseconds(n) : m[2] == "s" ? std::chrono::seconds(n) : std::chrono::minutes(n);
-  return true;
+  if (!std::regex_match(s, m, kDuration)) return DurationError::kSyntax;
+  const std::string digits = m[1];
+  const long long unit = m[2] == "ms" ? 1 : m[2] == "s" ? 1000 : 60000;
+  unsigned long long n = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end != digits.data() + digits.size() ||
+      n > static_cast<unsigned long long>(kMaxDuration.count() / unit)) {
+    return DurationError::kTooLong;
+  }
+  out = std::chrono::milliseconds(static_cast<long long>(n) * unit);
+  return DurationError::kNone;
 }
 
 // One setting's value, with the setting's `path` ("rota.yaml: section.key") for errors.
@@ -34,8 +48,16 @@ struct Setting {
     }
   }
   Status Duration(std::chrono::milliseconds& out, const char* example) const {
-    if (ParseDuration(value.as<std::string>(), out)) return Status::Ok();
-    return InvalidArgument(path + ": \"" + value.as<std::string>() + "\" is not a duration such as " + example);
+    const std::string text = value.as<std::string>();
+    switch (ParseDuration(text, out)) {
+      case DurationError::kNone:
+        return Status::Ok();
+      case DurationError::kTooLong:
+        return InvalidArgument(path + ": \"" + text + "\" is longer than 30 days");
+      case DurationError::kSyntax:
+        break;
+    }
+    return InvalidArgument(path + ": \"" + text + "\" is not a duration such as " + example);
   }
   // The value as a number of type T, or -1 when it is not one.
   template <typename T>

@@ -65,11 +65,25 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
            Case{"logging: {format: xml}", "rota.yaml: logging.format: use text or json"},
            Case{"logging: {level: loud}", "rota.yaml: logging.level: use one of trace, debug, info, warn, error"},
            Case{"- a\n- b", "rota.yaml: must be a map of settings"},
+           // Durations too long to mean anything, some beyond what the milliseconds can hold.
+           Case{"scheduling: {batchPeriod: 99999999999999999999ms}",
+                "rota.yaml: scheduling.batchPeriod: \"99999999999999999999ms\" is longer than 30 days"},
+           Case{"waitForPodsReady: {timeout: 999999999999999m}",
+                "rota.yaml: waitForPodsReady.timeout: \"999999999999999m\" is longer than 30 days"},
+           Case{"waitForPodsReady: {timeout: 43201m}",
+                "rota.yaml: waitForPodsReady.timeout: \"43201m\" is longer than 30 days"},
        }) {
     Result<RunConfig> r = ParseRunConfig(c.text, "rota.yaml");
     ASSERT_FALSE(r.ok()) << c.text;
     EXPECT_EQ(r.status().message(), c.message);
   }
+}
+
+TEST(RunConfigTest, DurationsUpTo30Days) {
+  Result<RunConfig> c = ParseRunConfig("waitForPodsReady: {timeout: 43200m}\nscheduling: {batchPeriod: 2592000s}", "r");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->pods_ready_timeout, std::chrono::hours(24 * 30));
+  EXPECT_EQ(c->batch_period, std::chrono::hours(24 * 30));
 }
 
 }  // namespace
