@@ -71,6 +71,17 @@ std::string CpuByThread() {
 
 void OnSignal(int) { g_stop = true; }
 
+// Runs a command; an exception that escapes it (a bug: bad input is meant to be an error value)
+// ends it with exit code 2 and a message, not an abort.
+int Guarded(const char* command, const std::function<int()>& run) {
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::cerr << command << ": internal error: " << e.what() << "\n";
+    return 2;
+  }
+}
+
 // Logs to stderr through spdlog: text for people, JSON lines for machines.
 rota::controller::Logger MakeLogger(const rota::controller::RunConfig& c) {
   auto logger = spdlog::stderr_logger_mt("rota");
@@ -334,7 +345,7 @@ int main(int argc, char** argv) {
   run->add_option("--config", config_file,
                   "rota.yaml: client, leader election, fair sharing, scheduling, logging, metrics, health, webhook and "
                   "waitForPodsReady settings");
-  run->callback([&] { exit_code = RunController(kubeconfig, config_file); });
+  run->callback([&] { exit_code = Guarded("rota run", [&] { return RunController(kubeconfig, config_file); }); });
 
   rota::simulate::Options options;
   std::vector<std::string> files;
@@ -347,7 +358,9 @@ int main(int argc, char** argv) {
   simulate->add_flag("--fair-sharing", options.fair_sharing,
                      "Order queues of a cohort by weighted share and preempt to even shares");
   simulate->add_option("--max-passes", options.max_passes, "Stop after this many passes")->check(CLI::PositiveNumber);
-  simulate->callback([&] { exit_code = rota::simulate::Run(files, options, std::cout, std::cerr); });
+  simulate->callback([&] {
+    exit_code = Guarded("rota simulate", [&] { return rota::simulate::Run(files, options, std::cout, std::cerr); });
+  });
 
   try {
     app.parse(argc, argv);

@@ -1,8 +1,10 @@
 #include "simulate.h"
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include "rota/admission/engine.h"
@@ -31,13 +33,24 @@ std::string Add(const Json& doc, std::vector<std::shared_ptr<const T>>& into) {
   return "";
 }
 
+// The string field `key` of `doc` ("" when absent); false when it is there but not a string.
+bool StringField(const Json& doc, const char* key, std::string& out) {
+  const auto it = doc.find(key);
+  if (it == doc.end() || it->is_null()) return true;
+  if (!it->is_string()) return false;
+  out = it->get<std::string>();
+  return true;
+}
+
 // Reads one object (or the items of a List) into `state`.
 std::string Load(const Json& doc, const std::string& where, api::ClusterState& state, std::ostream& err) {
   if (!doc.is_object()) return "not a Kubernetes object";
-  const std::string api_version = doc.value("apiVersion", "");
-  const std::string kind = doc.value("kind", "");
+  std::string api_version, kind;
+  if (!StringField(doc, "apiVersion", api_version)) return "apiVersion: must be a string";
+  if (!StringField(doc, "kind", kind)) return "kind: must be a string";
   if (kind == "List" || (kind.size() > 4 && kind.ends_with("List") && doc.contains("items"))) {
     const Json& items = doc.contains("items") ? doc["items"] : Json::array();
+    if (!items.is_array() && !items.is_null()) return "items: must be a list";
     for (size_t i = 0; i < items.size(); ++i) {
       std::string e = Load(items[i], where + ": items[" + std::to_string(i) + "]", state, err);
       if (!e.empty()) return "items[" + std::to_string(i) + "]: " + e;
@@ -69,6 +82,24 @@ std::string Load(const Json& doc, const std::string& where, api::ClusterState& s
   return "";
 }
 
+// The first object given twice (the same kind and name, or namespace and name), or "".
+std::string Duplicate(const api::ClusterState& state) {
+  std::set<std::string> seen;
+  auto first_twice = [&](const char* kind, const api::ObjectMeta& m) {
+    const std::string name = std::string(kind) + " " + (m.namespace_.empty() ? "" : m.namespace_ + "/") + m.name;
+    return seen.insert(name).second ? std::string() : name;
+  };
+  std::string dup;
+  for (const auto& o : state.flavors) dup = dup.empty() ? first_twice("ResourceFlavor", o.metadata) : dup;
+  for (const auto& o : state.cohorts) dup = dup.empty() ? first_twice("Cohort", o.metadata) : dup;
+  for (const auto& o : state.cluster_queues) dup = dup.empty() ? first_twice("ClusterQueue", o.metadata) : dup;
+  for (const auto& o : state.local_queues) dup = dup.empty() ? first_twice("LocalQueue", o.metadata) : dup;
+  for (const auto& o : state.priority_classes)
+    dup = dup.empty() ? first_twice("WorkloadPriorityClass", o.metadata) : dup;
+  for (const auto& o : state.workloads) dup = dup.empty() ? first_twice("Workload", o->metadata) : dup;
+  return dup;
+}
+
 Json ToJson(const admission::AdmissionSpec& a, const std::string& key) {
   Json assignments = Json::array();
   for (const auto& ps : a.pod_sets) {
@@ -83,6 +114,11 @@ int Run(const std::vector<std::string>& files, const Options& options, std::ostr
   api::ClusterState state;
   state.fair_sharing = options.fair_sharing;
   for (const std::string& file : files) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) {
+      err << file << ": is a directory (give the YAML files in it)\n";
+      return 2;
+    }
     std::ifstream in(file);
     if (!in) {
       err << file << ": cannot be read\n";
@@ -105,6 +141,10 @@ int Run(const std::vector<std::string>& files, const Options& options, std::ostr
         return 2;
       }
     }
+  }
+  if (std::string dup = Duplicate(state); !dup.empty()) {
+    err << "invalid input: " << dup << " is given more than once\n";
+    return 2;
   }
   auto snapshot = api::BuildSnapshot(state);
   if (!snapshot.ok()) {

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdlib>
 #include <regex>
 
 namespace rota::yaml {
@@ -28,7 +29,13 @@ Json Scalar(const YAML::Node& node) {
       // Falls through to a float, as JSON would carry it.
     }
   }
-  if (std::regex_match(v, kHex)) return Json(static_cast<int64_t>(std::stoll(v, nullptr, 16)));
+  if (std::regex_match(v, kHex)) {
+    try {
+      return Json(static_cast<int64_t>(std::stoll(v, nullptr, 16)));
+    } catch (const std::out_of_range&) {
+      return Json(std::strtod(v.c_str(), nullptr));  // as a decimal too large for an integer
+    }
+  }
   if (std::regex_match(v, kFloat)) {
     try {
       return Json(std::stod(v));
@@ -39,7 +46,16 @@ Json Scalar(const YAML::Node& node) {
   return Json(v);
 }
 
-Json Convert(const YAML::Node& node) {
+// More values than a document may expand to: aliases can make a short text expand without end
+// (a "billion laughs"), and no Kubernetes object has anywhere near this many.
+constexpr size_t kMaxValues = 1'000'000;
+
+struct TooManyValues {};
+
+// `budget` counts down the values a document may still hold; throws TooManyValues past it.
+Json Convert(const YAML::Node& node, size_t& budget) {
+  if (budget == 0) throw TooManyValues{};
+  --budget;
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -48,12 +64,12 @@ Json Convert(const YAML::Node& node) {
       return Scalar(node);
     case YAML::NodeType::Sequence: {
       Json out = Json::array();
-      for (const auto& item : node) out.push_back(Convert(item));
+      for (const auto& item : node) out.push_back(Convert(item, budget));
       return out;
     }
     case YAML::NodeType::Map: {
       Json out = Json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = Convert(kv.second);
+      for (const auto& kv : node) out[kv.first.as<std::string>()] = Convert(kv.second, budget);
       return out;
     }
   }
@@ -65,7 +81,13 @@ Json Convert(const YAML::Node& node) {
 Result<std::vector<Json>> ParseDocuments(const std::string& text) {
   std::vector<Json> out;
   try {
-    for (const YAML::Node& doc : YAML::LoadAll(text)) out.push_back(Convert(doc));
+    for (const YAML::Node& doc : YAML::LoadAll(text)) {
+      size_t budget = kMaxValues;
+      out.push_back(Convert(doc, budget));
+    }
+  } catch (const TooManyValues&) {
+    return InvalidArgument("document " + std::to_string(out.size() + 1) + ": more than " + std::to_string(kMaxValues) +
+                           " values (aliases that expand without end?)");
   } catch (const YAML::Exception& e) {
     return InvalidArgument("line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) +
                            ": " + e.msg);

@@ -38,6 +38,15 @@ Result<adm::ResourceAmounts> ContainerRequests(const Json& c, const std::string&
   }
   for (const auto& [name, q] : limits) out[name] = q.milli();
   for (const auto& [name, q] : requests) out[name] = q.milli();
+  // (As the apiserver validates a pod: a negative request or limit is never valid.)
+  for (const auto& [field, amounts] : {std::pair{"requests", &requests}, std::pair{"limits", &limits}}) {
+    for (const auto& [name, q] : *amounts) {
+      if (q.milli() < 0) {
+        return InvalidArgument(path + ".resources." + field + "[\"" + name + "\"]: " + q.ToString() +
+                               " must be greater than or equal to 0");
+      }
+    }
+  }
   return out;
 }
 
@@ -185,6 +194,10 @@ Status PodSetsOf(const Workload& w, const std::string& key, std::vector<adm::Pod
     const PodSet& ps = w.spec.pod_sets[i];
     const std::string path = "spec.podSets[" + std::to_string(i) + "]";
     adm::PodSetSpec eps;
+    if (ps.count < 0) {
+      return InvalidArgument(path + ".count: " + std::to_string(ps.count) + " must be greater than or equal to 0")
+          .WithContext(who());
+    }
     eps.name = ps.name;
     eps.count = ps.count;
     eps.min_count = ps.min_count;

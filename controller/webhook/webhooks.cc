@@ -116,6 +116,11 @@ void CheckContainerResources(const Json& pod_spec, const std::string& field, std
             errors.push_back(at + "." + key + "[" + it.key() + "]: " + Dump(*it) + " is not a valid quantity");
             continue;
           }
+          if (q->milli() < 0) {
+            errors.push_back(at + "." + key + "[" + it.key() + "]: " + q->ToString() +
+                             " must be greater than or equal to 0");
+            continue;
+          }
           (*out)[it.key()] = q->milli();
         }
       }

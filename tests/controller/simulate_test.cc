@@ -212,6 +212,55 @@ TEST_F(SimulateTest, WorkloadsThatCannotQueueSayWhy) {
   EXPECT_EQ(out["pending"][1]["reason"], "Inactive");
 }
 
+// Bad input is an error that names what is wrong, never an abort or an empty result.
+TEST_F(SimulateTest, BadInputIsAnErrorNotACrash) {
+  struct Case {
+    std::string text, error;
+  };
+  for (const Case& c : {
+           Case{"apiVersion: 5\nkind: ClusterQueue\nmetadata: {name: a}\n", "apiVersion: must be a string"},
+           Case{"apiVersion: v1\nkind: List\nitems: 5\n", "items: must be a list"},
+           Case{std::string(kCluster) + Workload("neg", 1).replace(Workload("neg", 1).find("count: 1"), 8, "count: -2"),
+                "spec.podSets[0].count: -2 must be greater than or equal to 0"},
+           Case{std::string(kCluster) + Workload("neg", -1),
+                "resources.limits[\"nvidia.com/gpu\"]: -1 must be greater than or equal to 0"},
+           Case{std::string(kCluster) + Workload("twice", 1) + Workload("twice", 1),
+                "Workload ml/twice is given more than once"},
+       }) {
+    const std::string file = Write("bad.yaml", c.text);
+    EXPECT_EQ(Simulate({file}), 2) << c.text;
+    EXPECT_NE(err_.find(c.error), std::string::npos) << "want: " << c.error << "\ngot: " << err_;
+    EXPECT_TRUE(out_.empty()) << out_;
+  }
+}
+
+// A count too large for any integer is a float, which the Workload's count cannot be.
+TEST_F(SimulateTest, AHugeHexCountIsAnError) {
+  std::string w = Workload("huge", 1);
+  const std::string file =
+      Write("huge.yaml", std::string(kCluster) + w.replace(w.find("count: 1"), 8, "count: 0xFFFFFFFFFFFFFFFFFFFF"));
+  EXPECT_EQ(Simulate({file}), 2);
+  EXPECT_NE(err_.find("count"), std::string::npos) << err_;
+}
+
+TEST_F(SimulateTest, ADirectoryIsNotAFile) {
+  EXPECT_EQ(Simulate({dir_.string()}), 2);
+  EXPECT_NE(err_.find("is a directory"), std::string::npos) << err_;
+}
+
+// Aliases that expand without end (a "billion laughs") are refused, not expanded.
+TEST(YamlJsonTest, AliasesThatExpandWithoutEndAreAnError) {
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    const std::string prev(1, static_cast<char>(c - 1));
+    bomb += std::string(1, c) + ": &" + c + " [*" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev +
+            ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + "]\n";
+  }
+  auto docs = rota::yaml::ParseDocuments(bomb);
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.status().message(), "document 1: more than 1000000 values (aliases that expand without end?)");
+}
+
 TEST(YamlJsonTest, ResolvesScalarsLikeKubectl) {
   auto docs = rota::yaml::ParseDocuments(
       "a: 8\nb: \"8\"\nc: 0.5\nd: 80Gi\ne: true\nf: ~\ng: 1e3\nh: 'yes'\ni: [1, two]\n---\n---\nx: 1\n");

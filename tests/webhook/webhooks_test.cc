@@ -215,6 +215,20 @@ TEST(ValidateWorkloadTest, CountsRequestsAndTotals) {
   EXPECT_NE(r.message.find("the total request of memory"), std::string::npos) << r.message;
 }
 
+TEST(ValidateWorkloadTest, NegativeRequestsAndCountsAreRefused) {
+  FakeView view;
+  AdmissionResponse r =
+      ValidateWorkload(Parse(Review("CREATE", Workload(1, nullptr, {{"requests", {{"nvidia.com/gpu", "-1"}}}}))), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_NE(r.message.find("spec.podSets[0].template.spec.containers[0].resources.requests[nvidia.com/gpu]: -1 must be "
+                           "greater than or equal to 0"),
+            std::string::npos)
+      << r.message;
+  r = ValidateWorkload(Parse(Review("CREATE", Workload(-3, nullptr, {}))), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_NE(r.message.find("spec.podSets[0].count: -3 must be at least 1"), std::string::npos) << r.message;
+}
+
 TEST(ValidateWorkloadTest, SpecIsFrozenWhileHoldingQuota) {
   FakeView view;
   const Json gpu = {{"requests", {{"nvidia.com/gpu", "1"}}}};
