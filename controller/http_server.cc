@@ -17,45 +17,53 @@ struct HttpServer::Impl {
   asio::io_context io;
   tcp::acceptor acceptor{io};
   std::map<std::string, Handler> routes;
+  std::chrono::milliseconds io_timeout{10000};
   std::thread thread;
 
   void Accept() {
-    acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
-      if (ec) return;  // closed
-      Serve(std::make_shared<tcp::socket>(std::move(socket)));
-      Accept();
+    AcceptForever(
+        acceptor, [this] { return io.get_executor(); },
+        [this](tcp::socket socket) { Serve(std::make_shared<beast::tcp_stream>(std::move(socket))); });
+  }
+
+  // One request per connection. A client has `io_timeout` to send its request and take the
+  // reply: idle connections must not hold the server's file descriptors.
+  void Serve(std::shared_ptr<beast::tcp_stream> stream) {
+    auto buffer = std::make_shared<beast::flat_buffer>();
+    auto req = std::make_shared<http::request<http::string_body>>();
+    stream->expires_after(io_timeout);
+    http::async_read(*stream, *buffer, *req, [this, stream, buffer, req](beast::error_code ec, size_t) {
+      if (ec) return;  // (the stream closes its socket when the last handler lets it go)
+      auto res = std::make_shared<http::response<http::string_body>>(Reply(*req));
+      stream->expires_after(io_timeout);
+      http::async_write(*stream, *res, [stream, res](beast::error_code, size_t) {
+        beast::error_code ignored;
+        stream->socket().shutdown(tcp::socket::shutdown_send, ignored);
+      });
     });
   }
 
-  void Serve(std::shared_ptr<tcp::socket> socket) {
-    auto buffer = std::make_shared<beast::flat_buffer>();
-    auto req = std::make_shared<http::request<http::string_body>>();
-    http::async_read(*socket, *buffer, *req, [this, socket, buffer, req](beast::error_code ec, size_t) {
-      if (ec) return;
-      auto res = std::make_shared<http::response<http::string_body>>();
-      res->version(req->version());
-      res->keep_alive(false);
-      std::string target(req->target());
-      target = target.substr(0, target.find('?'));
-      auto route = routes.find(target);
-      if (req->method() != http::verb::get && req->method() != http::verb::head) {
-        res->result(http::status::method_not_allowed);
-        res->body() = "only GET\n";
-      } else if (route == routes.end()) {
-        res->result(http::status::not_found);
-        res->body() = "not found: " + target + "\n";
-      } else {
-        HttpReply reply = route->second();
-        res->result(static_cast<http::status>(reply.status));
-        res->set(http::field::content_type, reply.content_type);
-        res->body() = std::move(reply.body);
-      }
-      res->prepare_payload();
-      http::async_write(*socket, *res, [socket, res](beast::error_code, size_t) {
-        beast::error_code ignored;
-        socket->shutdown(tcp::socket::shutdown_send, ignored);
-      });
-    });
+  http::response<http::string_body> Reply(const http::request<http::string_body>& req) {
+    http::response<http::string_body> res;
+    res.version(req.version());
+    res.keep_alive(false);
+    std::string target(req.target());
+    target = target.substr(0, target.find('?'));
+    auto route = routes.find(target);
+    if (req.method() != http::verb::get && req.method() != http::verb::head) {
+      res.result(http::status::method_not_allowed);
+      res.body() = "only GET\n";
+    } else if (route == routes.end()) {
+      res.result(http::status::not_found);
+      res.body() = "not found: " + target + "\n";
+    } else {
+      HttpReply reply = route->second();
+      res.result(static_cast<http::status>(reply.status));
+      res.set(http::field::content_type, reply.content_type);
+      res.body() = std::move(reply.body);
+    }
+    res.prepare_payload();
+    return res;
   }
 };
 
@@ -81,10 +89,11 @@ Status Listen(tcp::acceptor& acceptor, const std::string& address) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address,
-                                                      std::map<std::string, Handler> routes) {
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address, std::map<std::string, Handler> routes,
+                                                      std::chrono::milliseconds io_timeout) {
   auto impl = std::make_unique<Impl>();
   impl->routes = std::move(routes);
+  impl->io_timeout = io_timeout;
   if (Status s = Listen(impl->acceptor, address); !s.ok()) return s;
   const int bound = impl->acceptor.local_endpoint().port();
   impl->Accept();

@@ -99,14 +99,8 @@ struct HttpsServer::Impl {
   }
 
   void Accept() {
-    acceptor.async_accept(asio::make_strand(io), [self = this](beast::error_code ec, tcp::socket socket) {
-      if (ec) {
-        if (ec != asio::error::operation_aborted) self->Accept();
-        return;
-      }
-      self->Serve(std::move(socket));
-      self->Accept();
-    });
+    AcceptForever(
+        acceptor, [this] { return asio::make_strand(io); }, [this](tcp::socket socket) { Serve(std::move(socket)); });
   }
 
   struct Session : std::enable_shared_from_this<Session> {
