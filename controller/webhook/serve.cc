@@ -21,6 +21,10 @@ HttpReply Handle(const Route& route, const std::string& path, std::string_view b
     const AdmissionResponse res = route.handle(*req, view);
     if (!res.allowed) log("info", "webhook " + path + " denied " + req->operation + ": " + res.message);
     return {200, "application/json", EncodeAdmissionReview(req->uid, res)};
+  } catch (const LookupFailed& e) {
+    log("warn", "webhook " + path + " could not decide " + req->operation + " " + req->kind + " " + req->namespace_ +
+                    "/" + req->name + ": " + e.what());
+    return {503, "text/plain; charset=utf-8", std::string(e.what()) + "\n"};
   } catch (const std::exception& e) {
     log("error", "webhook " + path + " failed on " + req->operation + " " + req->kind + " " + req->namespace_ + "/" +
                      req->name + ": " + e.what());

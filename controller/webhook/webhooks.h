@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +28,14 @@
 
 namespace rota::webhook {
 
-// What the rules need to know about the cluster (backed by rota's informer caches).
+// A ClusterView that cannot tell (the apiserver did not answer): the request is refused with the
+// reason (ServeWebhook answers 503), rather than decided on a guess.
+struct LookupFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// What the rules need to know about the cluster (backed by rota's informer caches). Each method
+// throws LookupFailed when it cannot tell.
 class ClusterView {
  public:
   virtual ~ClusterView() = default;
