@@ -120,6 +120,10 @@ Result<RestConfig> LoadKubeconfig(const std::string& paths_arg, const std::strin
       if (!d.ok()) return d.status();
       cfg.ca_data = *d;
     }
+    if (cfg.insecure && (!cfg.ca_file.empty() || !cfg.ca_data.empty())) {
+      // (As kubectl: trusting a CA and trusting anyone at once is a mistake, not a choice.)
+      return InvalidArgument(where + ": certificate-authority and insecure-skip-tls-verify are both set; use one");
+    }
     auto us = users.find(user_name);
     if (!user_name.empty() && us != users.end()) {
       const Entry& u = us->second;

@@ -60,6 +60,15 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return 0;
 }
 
+// Whether an http(s):// URL names this machine (127.0.0.0/8, ::1 or localhost).
+bool IsLoopback(const std::string& url) {
+  const size_t start = url.find("://") + 3;
+  std::string host = url.substr(start, url.find_first_of("/", start) - start);
+  if (host.rfind("[", 0) == 0) return host.rfind("[::1]", 0) == 0;
+  host = host.substr(0, host.find(':'));
+  return host == "localhost" || host.rfind("127.", 0) == 0;
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -82,6 +91,11 @@ Result<std::unique_ptr<Transport>> Transport::Create(const RestConfig& config) {
       return InvalidArgument(std::string(what) + " file \"" + path + "\" does not exist");
     }
   }
+  if (config.server.rfind("http://", 0) == 0 && (!config.token.empty() || !config.token_file.empty()) &&
+      !IsLoopback(config.server)) {
+    return InvalidArgument("server \"" + config.server +
+                           "\" is plain http://: the bearer token would cross the network in clear text; use https://");
+  }
   const bool has_cert = !config.client_cert_file.empty() || !config.client_cert_data.empty();
   const bool has_key = !config.client_key_file.empty() || !config.client_key_data.empty();
   if (has_cert != has_key) {
@@ -90,8 +104,22 @@ Result<std::unique_ptr<Transport>> Transport::Create(const RestConfig& config) {
   return std::unique_ptr<Transport>(new Transport(config));
 }
 
+Transport::Transport(RestConfig config) : config_(std::move(config)), base_url_(config_.server) {
+  if (config_.tls_server_name.empty() || config_.server.rfind("https://", 0) != 0) return;
+  // https://HOST[:PORT] -> https://NAME:PORT, connecting to HOST:PORT.
+  const std::string authority = config_.server.substr(8, config_.server.find('/', 8) - 8);
+  const size_t colon = authority.rfind(':');
+  const bool has_port = colon != std::string::npos && authority.find(']', colon) == std::string::npos;
+  const std::string host = has_port ? authority.substr(0, colon) : authority;
+  const std::string port = has_port ? authority.substr(colon + 1) : "443";
+  base_url_ = "https://" + config_.tls_server_name + ":" + port + config_.server.substr(8 + authority.size());
+  const std::string route = config_.tls_server_name + ":" + port + ":" + host + ":" + port;
+  connect_to_ = curl_slist_append(nullptr, route.c_str());
+}
+
 Transport::~Transport() {
   for (void* c : pool_) curl_easy_cleanup(static_cast<CURL*>(c));
+  curl_slist_free_all(static_cast<curl_slist*>(connect_to_));
 }
 
 void* Transport::Acquire() {
@@ -141,8 +169,9 @@ void Transport::Prepare(Call& c) {
   CURL* curl = c.curl;
   const HttpRequest& req = c.req;
   c.st = CallState{&c.req, &c.resp, curl};
-  c.url = config_.server + req.path_and_query;
+  c.url = base_url_ + req.path_and_query;
   curl_easy_setopt(curl, CURLOPT_URL, c.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_CONNECT_TO, static_cast<curl_slist*>(connect_to_));
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, req.method.c_str());
   if (req.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);

@@ -77,7 +77,7 @@ class Transport {
   int64_t connections_opened() const { return connections_opened_.load(); }
 
  private:
-  explicit Transport(RestConfig config) : config_(std::move(config)) {}
+  explicit Transport(RestConfig config);
   void Prepare(Call& c);           // sets c.curl up for c.req
   void Finish(Call& c, int code);  // fills c.resp in from libcurl's result code
   void* Acquire();                 // a CURL*, from the pool or new
@@ -85,6 +85,11 @@ class Transport {
   std::string BearerToken();
 
   RestConfig config_;
+  // Requests go to base_url_ + path. With a tls-server-name, that URL names the server by it (for
+  // SNI and for checking its certificate), and connect_to_ (libcurl's CURLOPT_CONNECT_TO) sends
+  // the connection to the server's own host and port.
+  std::string base_url_;
+  void* connect_to_ = nullptr;  // curl_slist*, owned
   std::mutex mu_;
   std::vector<void*> pool_;
   std::atomic<int64_t> connections_opened_{0};

@@ -1,5 +1,7 @@
 #include "rota/apiclient/config.h"
 
+#include "rota/apiclient/client.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -130,6 +132,58 @@ current-context: x
   Result<RestConfig> none = LoadKubeconfig((dir_ / "absent").string());
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("no kubeconfig found"), std::string::npos);
+
+  // With a server, the bad base64 itself is what is reported.
+  std::string b64 = Write("b64", R"(
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:6443", certificate-authority-data: "!!notbase64"}
+contexts:
+- name: x
+  context: {cluster: c}
+current-context: x
+)");
+  Result<RestConfig> bad_data = LoadKubeconfig(b64);
+  ASSERT_FALSE(bad_data.ok());
+  EXPECT_NE(bad_data.status().message().find(b64 + ": clusters[c].certificate-authority-data"), std::string::npos)
+      << bad_data.status().message();
+}
+
+// A bearer token is not sent in clear text across the network; a local proxy is another matter.
+TEST(ClientConfigTest, ATokenOverPlainHttpOnlyToThisMachine) {
+  RestConfig remote;
+  remote.server = "http://10.0.0.1:8080";
+  remote.token = "secret";
+  auto refused = Client::Create(remote);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "server \"http://10.0.0.1:8080\" is plain http://: the bearer token would cross the network in clear "
+            "text; use https://");
+  for (const char* local : {"http://127.0.0.1:8001", "http://localhost:8001", "http://[::1]:8001"}) {
+    RestConfig c = remote;
+    c.server = local;
+    EXPECT_TRUE(Client::Create(c).ok()) << local;
+  }
+  RestConfig no_token;
+  no_token.server = "http://10.0.0.1:8080";
+  EXPECT_TRUE(Client::Create(no_token).ok());
+}
+
+// kubectl refuses a cluster that both names a CA and skips verification; so does rota.
+TEST_F(KubeconfigTest, ACaWithInsecureSkipTlsVerifyIsAnError) {
+  std::string f = Write("both", R"(
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:6443", certificate-authority: ca.crt, insecure-skip-tls-verify: true}
+contexts:
+- name: x
+  context: {cluster: c}
+current-context: x
+)");
+  Result<RestConfig> c = LoadKubeconfig(f);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            f + ": clusters[c]: certificate-authority and insecure-skip-tls-verify are both set; use one");
 }
 
 }  // namespace

@@ -179,6 +179,24 @@ TEST_F(ApiClientTest, AuthenticatesWithTokenOrCertificateAndVerifiesTls) {
   EXPECT_NE(untrusted.error().message.find("certificate"), std::string::npos) << untrusted.error().message;
 }
 
+// tls-server-name: the certificate is checked against that name, while the connection goes to the
+// server's address (the apiserver's certificate names "kubernetes", not "wrong.example").
+TEST_F(ApiClientTest, TheTlsServerNameIsWhatTheCertificateIsCheckedAgainst) {
+  ASSERT_EQ(config_.server.rfind("https://127.0.0.1:", 0), 0u) << config_.server;
+  RestConfig named = config_;
+  named.tls_server_name = "kubernetes";
+  auto ok = (*Client::Create(named))->GetRaw("/readyz");
+  ASSERT_TRUE(ok.ok()) << ok.error().ToString();
+  EXPECT_EQ(*ok, "ok");
+
+  RestConfig wrong = config_;
+  wrong.tls_server_name = "wrong.example";
+  auto refused = (*Client::Create(wrong))->GetRaw("/readyz");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, 0);
+  EXPECT_NE(refused.error().message.find("wrong.example"), std::string::npos) << refused.error().message;
+}
+
 TEST_F(ApiClientTest, RbacDenialCarriesTheApiserversMessage) {
   ASSERT_TRUE(kubectl()({"create", "serviceaccount", "nobody", "-n", ns()}).ok());
   CommandResult token = kubectl()({"create", "token", "nobody", "-n", ns()});
