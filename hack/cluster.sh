@@ -149,8 +149,17 @@ healthy() {
   kubectl --kubeconfig "$KUBECONFIG_FILE" --request-timeout=5s get --raw /readyz >/dev/null 2>&1
 }
 
+# The mark rota's integration tests look for before they touch a cluster: they install CRDs
+# cluster-wide and register webhooks that fail closed, which only this throwaway cluster may get.
+mark_cluster() {
+  kubectl --kubeconfig "$KUBECONFIG_FILE" create configmap rota-local-control-plane -n kube-system \
+    --from-literal=state="$STATE" --dry-run=client -o yaml |
+    kubectl --kubeconfig "$KUBECONFIG_FILE" apply -f - >/dev/null
+}
+
 cmd_up() {
   if healthy; then
+    mark_cluster
     log "already running (state: $STATE)"
     echo "export KUBECONFIG=$KUBECONFIG_FILE"
     return
@@ -230,6 +239,8 @@ cmd_up() {
     --server-address "127.0.0.1:$kwok_port"
   wait_for kube-apiserver "the default namespace" \
     kubectl --kubeconfig "$KUBECONFIG_FILE" get namespace default
+
+  mark_cluster
 
   log "creating the fake GPU nodes"
   kubectl --kubeconfig "$KUBECONFIG_FILE" apply -f "$REPO/hack/gpu-nodes.yaml" >/dev/null

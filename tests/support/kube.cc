@@ -124,6 +124,12 @@ void ClusterTest::SetUp() {
   kubectl_ = std::make_unique<Kubectl>(kubeconfig);
   CommandResult ready = (*kubectl_)({"get", "--raw", "/readyz"});
   ASSERT_TRUE(ready.ok()) << "the cluster in " << kubeconfig << " is not ready: " << ready.err;
+  // These tests install CRDs cluster-wide and register webhooks that fail closed: only the
+  // throwaway control plane of hack/cluster.sh, which marks itself so, may get them.
+  CommandResult marked = (*kubectl_)({"get", "configmap", "rota-local-control-plane", "-n", "kube-system"});
+  ASSERT_TRUE(marked.ok()) << "refusing to run against the cluster in " << kubeconfig
+                           << ": it is not rota's local control plane (no ConfigMap "
+                              "kube-system/rota-local-control-plane); run the integration tests with `make test`";
 
   // A namespace named after the test, with a random tail so reruns never collide.
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
