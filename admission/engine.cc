@@ -481,7 +481,7 @@ void Scheduler::BuildTree() {
     cq.spec = spec;
     cq.node = tree_.AddNode(spec->name, true);
     tree_.node(cq.node).fair_weight_milli = spec->fair_weight_milli;
-    cq.inactive = set_quota(cq.node, spec->resource_groups);
+    cq.inactive = spec->invalid.empty() ? set_quota(cq.node, spec->resource_groups) : spec->invalid;
     if (!cq.inactive.empty()) cq.inactive = "ClusterQueue " + spec->name + " is inactive: " + cq.inactive;
     if (!spec->cohort.empty()) {
       // Any problem on the way to the root makes the queue inactive.

@@ -287,6 +287,66 @@ struct Resolver {
   adm::ShapeTable* shapes = nullptr;               // numbers the workloads' shapes, if set
 };
 
+// The engine's spec of ClusterQueue `q`, or why it cannot be used.
+Status ClusterQueueSpecOf(const ClusterQueue& q, adm::ClusterQueueSpec& e) {
+  e.name = q.metadata.name;
+  e.cohort = q.spec.cohort_name;
+  e.resource_groups = ToEngine(q.spec.resource_groups);
+  e.queueing_strategy = q.spec.queueing_strategy == QueueingStrategy::kStrictFIFO
+                            ? adm::QueueingStrategy::kStrictFIFO
+                            : adm::QueueingStrategy::kBestEffortFIFO;
+  e.when_can_borrow = q.spec.flavor_fungibility.when_can_borrow == FungibilityPolicy::kTryNextFlavor
+                          ? adm::FungibilityPolicy::kTryNextFlavor
+                          : adm::FungibilityPolicy::kMayStopSearch;
+  e.when_can_preempt = q.spec.flavor_fungibility.when_can_preempt == FungibilityPolicy::kTryNextFlavor
+                           ? adm::FungibilityPolicy::kTryNextFlavor
+                           : adm::FungibilityPolicy::kMayStopSearch;
+  if (q.spec.flavor_fungibility.preference) {
+    e.preference = *q.spec.flavor_fungibility.preference == FungibilityPreference::kPreemptionOverBorrowing
+                       ? adm::FungibilityPreference::kPreemptionOverBorrowing
+                       : adm::FungibilityPreference::kBorrowingOverPreemption;
+  }
+  const auto& p = q.spec.preemption;
+  switch (p.within_cluster_queue) {
+    case PreemptionPolicy::kLowerPriority:
+      e.within_cluster_queue = adm::WithinClusterQueue::kLowerPriority;
+      break;
+    case PreemptionPolicy::kLowerOrNewerEqualPriority:
+      e.within_cluster_queue = adm::WithinClusterQueue::kLowerOrNewerEqualPriority;
+      break;
+    case PreemptionPolicy::kNever:
+      break;
+    case PreemptionPolicy::kAny:
+      return InvalidArgument("ClusterQueue \"" + e.name +
+                             "\": spec.preemption.withinClusterQueue: Any is not supported: use "
+                             "Never, LowerPriority or LowerOrNewerEqualPriority");
+  }
+  switch (p.reclaim_within_cohort) {
+    case PreemptionPolicy::kLowerPriority:
+      e.reclaim_within_cohort = adm::ReclaimWithinCohort::kLowerPriority;
+      break;
+    case PreemptionPolicy::kAny:
+      e.reclaim_within_cohort = adm::ReclaimWithinCohort::kAny;
+      break;
+    case PreemptionPolicy::kNever:
+      break;
+    case PreemptionPolicy::kLowerOrNewerEqualPriority:
+      return InvalidArgument("ClusterQueue \"" + e.name +
+                             "\": spec.preemption.reclaimWithinCohort: LowerOrNewerEqualPriority is "
+                             "not supported: use Never, LowerPriority or Any");
+  }
+  if (p.borrow_within_cohort.policy == PreemptionPolicy::kLowerPriority) {
+    e.borrow_within_cohort = adm::BorrowWithinCohort::kLowerPriority;
+  } else if (p.borrow_within_cohort.policy != PreemptionPolicy::kNever) {
+    return InvalidArgument("ClusterQueue \"" + e.name +
+                           "\": spec.preemption.borrowWithinCohort.policy: use Never or LowerPriority");
+  }
+  e.borrow_max_priority_threshold = p.borrow_within_cohort.max_priority_threshold;
+  e.stopped = q.spec.stop_policy != StopPolicy::kNone;
+  if (q.spec.fair_sharing) e.fair_weight_milli = q.spec.fair_sharing->weight.milli();
+  return Status::Ok();
+}
+
 // Appends the engine's flavors, cohorts and ClusterQueues for `state` to `out`.
 Status QueuesOf(const ClusterState& state, adm::Snapshot& out) {
   out.fair_sharing = state.fair_sharing;
@@ -301,61 +361,14 @@ Status QueuesOf(const ClusterState& state, adm::Snapshot& out) {
   }
   for (const auto& q : state.cluster_queues) {
     adm::ClusterQueueSpec e;
-    e.name = q.metadata.name;
-    e.cohort = q.spec.cohort_name;
-    e.resource_groups = ToEngine(q.spec.resource_groups);
-    e.queueing_strategy = q.spec.queueing_strategy == QueueingStrategy::kStrictFIFO
-                              ? adm::QueueingStrategy::kStrictFIFO
-                              : adm::QueueingStrategy::kBestEffortFIFO;
-    e.when_can_borrow = q.spec.flavor_fungibility.when_can_borrow == FungibilityPolicy::kTryNextFlavor
-                            ? adm::FungibilityPolicy::kTryNextFlavor
-                            : adm::FungibilityPolicy::kMayStopSearch;
-    e.when_can_preempt = q.spec.flavor_fungibility.when_can_preempt == FungibilityPolicy::kTryNextFlavor
-                             ? adm::FungibilityPolicy::kTryNextFlavor
-                             : adm::FungibilityPolicy::kMayStopSearch;
-    if (q.spec.flavor_fungibility.preference) {
-      e.preference = *q.spec.flavor_fungibility.preference == FungibilityPreference::kPreemptionOverBorrowing
-                         ? adm::FungibilityPreference::kPreemptionOverBorrowing
-                         : adm::FungibilityPreference::kBorrowingOverPreemption;
+    Status s = q.unusable.empty() ? ClusterQueueSpecOf(q, e) : InvalidArgument(q.unusable);
+    if (!s.ok()) {
+      if (!state.keep_going) return s;
+      // One queue rota cannot use must not stop every other: it admits nothing, and says why.
+      e = adm::ClusterQueueSpec{};
+      e.name = q.metadata.name;
+      e.invalid = "rota cannot use its spec: " + s.message();
     }
-    const auto& p = q.spec.preemption;
-    switch (p.within_cluster_queue) {
-      case PreemptionPolicy::kLowerPriority:
-        e.within_cluster_queue = adm::WithinClusterQueue::kLowerPriority;
-        break;
-      case PreemptionPolicy::kLowerOrNewerEqualPriority:
-        e.within_cluster_queue = adm::WithinClusterQueue::kLowerOrNewerEqualPriority;
-        break;
-      case PreemptionPolicy::kNever:
-        break;
-      case PreemptionPolicy::kAny:
-        return InvalidArgument("ClusterQueue \"" + e.name +
-                               "\": spec.preemption.withinClusterQueue: Any is not supported: use "
-                               "Never, LowerPriority or LowerOrNewerEqualPriority");
-    }
-    switch (p.reclaim_within_cohort) {
-      case PreemptionPolicy::kLowerPriority:
-        e.reclaim_within_cohort = adm::ReclaimWithinCohort::kLowerPriority;
-        break;
-      case PreemptionPolicy::kAny:
-        e.reclaim_within_cohort = adm::ReclaimWithinCohort::kAny;
-        break;
-      case PreemptionPolicy::kNever:
-        break;
-      case PreemptionPolicy::kLowerOrNewerEqualPriority:
-        return InvalidArgument("ClusterQueue \"" + e.name +
-                               "\": spec.preemption.reclaimWithinCohort: LowerOrNewerEqualPriority is "
-                               "not supported: use Never, LowerPriority or Any");
-    }
-    if (p.borrow_within_cohort.policy == PreemptionPolicy::kLowerPriority) {
-      e.borrow_within_cohort = adm::BorrowWithinCohort::kLowerPriority;
-    } else if (p.borrow_within_cohort.policy != PreemptionPolicy::kNever) {
-      return InvalidArgument("ClusterQueue \"" + e.name +
-                             "\": spec.preemption.borrowWithinCohort.policy: use Never or LowerPriority");
-    }
-    e.borrow_max_priority_threshold = p.borrow_within_cohort.max_priority_threshold;
-    e.stopped = q.spec.stop_policy != StopPolicy::kNone;
-    if (q.spec.fair_sharing) e.fair_weight_milli = q.spec.fair_sharing->weight.milli();
     out.cluster_queues.push_back(std::move(e));
   }
   return Status::Ok();
@@ -448,7 +461,8 @@ Status WorkloadSpecOf(const Workload& w, Resolver& r, adm::WorkloadSpec* reuse, 
         auto nl = r.state.namespace_labels.find(w.metadata.namespace_);
         if (nl != r.state.namespace_labels.end()) labels = nl->second;
         labels["kubernetes.io/metadata.name"] = w.metadata.namespace_;
-        match->second = selector && selector->Matches(labels);
+        // (A queue rota cannot use has no selector to go by: its workloads wait with its reason.)
+        match->second = !cq->second->unusable.empty() || (selector && selector->Matches(labels));
       }
       if (!match->second) {
         inadmissible("Inadmissible", "Workload namespace doesn't match ClusterQueue selector");

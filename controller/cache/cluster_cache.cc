@@ -38,6 +38,16 @@ Result<NamespaceInfo> DecodeNamespace(const api::Json& j) {
 
 }  // namespace
 
+Result<api::ClusterQueue> DecodeCachedClusterQueue(const api::Json& j) {
+  Result<api::ClusterQueue> q = api::DecodeObject<api::ClusterQueue>(j);
+  if (q.ok()) return q;
+  api::ClusterQueue kept;
+  const api::Json& metadata = j.contains("metadata") ? j["metadata"] : api::Json::object();
+  if (!api::DecodeValue(metadata, "metadata", kept.metadata).ok() || kept.metadata.name.empty()) return q;
+  kept.unusable = q.status().message();
+  return kept;
+}
+
 ClusterCache::ClusterCache(apiclient::Client& client, Options options) {
   namespace r = apiclient::resources;
   apiclient::InformerOptions io;
@@ -50,7 +60,7 @@ ClusterCache::ClusterCache(apiclient::Client& client, Options options) {
   cohorts_ = std::make_unique<apiclient::Informer<api::Cohort>>(client, r::kCohorts, "", api::DecodeObject<api::Cohort>,
                                                                 AnyChange<api::Cohort>(changed), io);
   cluster_queues_ = std::make_unique<apiclient::Informer<api::ClusterQueue>>(
-      client, r::kClusterQueues, "", api::DecodeObject<api::ClusterQueue>, QueueChange<api::ClusterQueue>(changed), io);
+      client, r::kClusterQueues, "", DecodeCachedClusterQueue, QueueChange<api::ClusterQueue>(changed), io);
   local_queues_ = std::make_unique<apiclient::Informer<api::LocalQueue>>(
       client, r::kLocalQueues, "", api::DecodeObject<api::LocalQueue>, QueueChange<api::LocalQueue>(changed), io);
   priority_classes_ = std::make_unique<apiclient::Informer<api::WorkloadPriorityClass>>(

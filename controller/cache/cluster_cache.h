@@ -26,6 +26,12 @@ struct NamespaceInfo {
   std::map<std::string, std::string> labels;
 };
 
+// The cache's ClusterQueue decoder. A ClusterQueue rota cannot read is kept by its metadata with
+// the reason (ClusterQueue::unusable), so that it says so in its status and in its workloads'
+// pending reasons rather than vanishing from the cache (or keeping its old spec after an update
+// rota cannot read). Only one without a readable name is an error.
+Result<api::ClusterQueue> DecodeCachedClusterQueue(const api::Json& document);
+
 class ClusterCache {
  public:
   struct Options {

@@ -130,7 +130,7 @@ void QueueMetrics::MakeSeries(const api::ClusterQueue& cq, const std::vector<dou
   const std::string& name = cq.metadata.name;
   const Series series = CountSeries(cq);
   for (size_t i = 0; i < series.size(); ++i) gauges[series[i].first][series[i].second] = values[i];
-  const bool active = cq.spec.stop_policy == api::StopPolicy::kNone;
+  const bool active = cq.spec.stop_policy == api::StopPolicy::kNone && cq.unusable.empty();
   for (const std::string st : {"pending", "active", "terminating"}) {
     gauges["kueue_cluster_queue_status"][{{"cluster_queue", name}, {"status", st}}] =
         (st == "active") == active && st != "terminating" ? 1 : 0;

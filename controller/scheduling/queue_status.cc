@@ -64,6 +64,9 @@ Active ActiveOf(const api::ClusterQueue& cq, const std::set<std::string>& flavor
   for (const auto& g : cq.spec.resource_groups)
     for (const auto& f : g.flavors)
       if (!flavors.count(f.name)) missing += (missing.empty() ? "" : ", ") + f.name;
+  if (!cq.unusable.empty()) {
+    return {"False", "InvalidSpec", "Can't admit new workloads: rota cannot use its spec: " + cq.unusable};
+  }
   if (cq.spec.stop_policy != api::StopPolicy::kNone) return {"False", "Stopped", "ClusterQueue is stopped"};
   if (!missing.empty()) {
     return {"False", "FlavorNotFound", "Can't admit new workloads: references missing ResourceFlavor(s): " + missing};

@@ -155,6 +155,30 @@ int64_t GpusOf(const SnapshotBuilder& b, const std::string& key) {
   return w && !w->pod_sets.empty() ? w->pod_sets.at(0).per_pod.at("nvidia.com/gpu") / 1000 : -1;
 }
 
+// One ClusterQueue rota cannot use does not stop the others: with keep_going it is inactive with
+// the reason; without it (rota simulate) it is an error.
+TEST(BuildSnapshotTest, KeepGoingMakesAnUnusableClusterQueueInactiveAlone) {
+  ClusterState state;
+  state.cluster_queues.push_back(*DecodeObject<ClusterQueue>(Json::parse(R"({"metadata": {"name": "bad"},
+      "spec": {"preemption": {"reclaimWithinCohort": "LowerOrNewerEqualPriority"}}})")));
+  state.cluster_queues.push_back(
+      *DecodeObject<ClusterQueue>(Json::parse(R"({"metadata": {"name": "good"}, "spec": {}})")));
+  Result<admission::Snapshot> strict = BuildSnapshot(state);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.status().message().find("spec.preemption.reclaimWithinCohort"), std::string::npos);
+
+  state.keep_going = true;
+  Result<admission::Snapshot> s = BuildSnapshot(state);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->cluster_queues.size(), 2u);
+  EXPECT_EQ(s->cluster_queues[0].name, "bad");
+  EXPECT_NE(s->cluster_queues[0].invalid.find("rota cannot use its spec: ClusterQueue \"bad\": "
+                                              "spec.preemption.reclaimWithinCohort"),
+            std::string::npos)
+      << s->cluster_queues[0].invalid;
+  EXPECT_EQ(s->cluster_queues[1].invalid, "");
+}
+
 TEST(SnapshotBuilderTest, ReadsAPodTemplateAgainOnlyWhenTheGenerationChanges) {
   ClusterState state = TeamState();
   SnapshotBuilder b;

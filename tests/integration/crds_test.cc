@@ -145,6 +145,21 @@ TEST_F(CrdTest, ClusterQueueRulesNameTheField) {
   ExpectRejected(
       ClusterQueue(Unique("quantity"), gpu_group + "}\n  cohortName: c\n" + "  fairSharing: {weight: heavy}\n"),
       {"spec.fairSharing.weight"});
+  // rota holds quantities in thousandths in 64 bits: the CRD refuses what rota could not hold.
+  const std::string huge_group =
+      "  resourceGroups:\n"
+      "  - coveredResources: [nvidia.com/gpu]\n"
+      "    flavors:\n"
+      "    - name: a100\n"
+      "      resources:\n"
+      "      - {name: nvidia.com/gpu, nominalQuota: ";
+  ExpectRejected(ClusterQueue(Unique("huge"), huge_group + "10P}\n"),
+                 {"spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "must be at most 9P"});
+  ExpectRejected(ClusterQueue(Unique("huge-int"), huge_group + "10000000000000000}\n"),
+                 {"spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "must be at most 9P"});
+  CommandResult largest = kubectl().Apply(ClusterQueue(Unique("largest"), huge_group + "9P}\n"), ns());
+  EXPECT_TRUE(largest.ok()) << largest.err;
+  kubectl()({"delete", "clusterqueue", Unique("largest"), "--ignore-not-found"});
 }
 
 TEST_F(CrdTest, CohortCannotBeItsOwnParent) {

@@ -73,5 +73,29 @@ TEST_F(QueueStatusTest, TheActiveConditionNamesMissingFlavors) {
   EXPECT_EQ(active["message"], "Can't admit new workloads: references missing ResourceFlavor(s): gpu");
 }
 
+// A ClusterQueue whose spec rota cannot read (the cache keeps it with the reason) says so in its
+// Active condition, and its workloads wait with the reason instead of the queue vanishing.
+TEST_F(QueueStatusTest, AnUnusableClusterQueueSaysWhyInItsStatusAndItsWorkloads) {
+  const std::string why =
+      "ClusterQueue \"team\": spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: "
+      "\"10P\" is too large";
+  state_.cluster_queues[0].spec = api::ClusterQueueSpec{};
+  state_.cluster_queues[0].unusable = why;
+  state_.keep_going = true;
+  state_.workloads = {GpuWorkload("a", "2026-11-01T09:00:00Z")};
+  const admission::Decisions d = testing::ScheduleAndApply(state_, builder_, workspace_);
+  EXPECT_TRUE(d.admitted.empty());
+  ASSERT_EQ(d.pending.size(), 1u);
+  EXPECT_EQ(d.pending[0].reason, "Inadmissible");
+  EXPECT_EQ(d.pending[0].message, "ClusterQueue team is inactive: rota cannot use its spec: " + why);
+  const QueueTally::Result tally = tally_.Count(builder_, d);
+  std::vector<StatusWriter::Write> w = status_.Writes(state_, tally, {1, kT0, "2026-11-01T10:00:00Z", seconds(3)});
+  ASSERT_FALSE(w.empty());
+  const api::Json& active = w[0].body["status"]["conditions"][0];
+  EXPECT_EQ(active["status"], "False");
+  EXPECT_EQ(active["reason"], "InvalidSpec");
+  EXPECT_EQ(active["message"], "Can't admit new workloads: rota cannot use its spec: " + why);
+}
+
 }  // namespace
 }  // namespace rota::controller

@@ -82,6 +82,8 @@ struct ClusterQueueSpec {
   std::optional<int32_t> borrow_max_priority_threshold;
   bool stopped = false;  // stopPolicy Hold or HoldAndDrain: admits nothing new
   int64_t fair_weight_milli = 1000;
+  // Why its spec cannot be used, or "": such a queue admits nothing and holds no quota of its own.
+  std::string invalid;
 };
 
 struct NodeSelectorRequirement {

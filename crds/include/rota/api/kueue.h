@@ -250,6 +250,9 @@ struct ClusterQueue {
   ClusterQueueSpec spec;
   std::optional<ClusterQueueStatus> status;
   Extra extra;  // null unless the object had fields rota does not type
+  // Not part of the API: set by a decoder that keeps a ClusterQueue whose spec rota cannot read
+  // (its metadata only, the spec empty), saying why; the queue then admits nothing, and says so.
+  std::string unusable;
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
