@@ -91,7 +91,8 @@ rota::controller::Logger MakeLogger(const rota::controller::RunConfig& c) {
       json ? R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":%v})" : "%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v",
       spdlog::pattern_time_type::utc);
   return [logger, json](const std::string& level, const std::string& message) {
-    const std::string text = json ? nlohmann::json(message).dump() : message;
+    const std::string text =
+        json ? nlohmann::json(message).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : message;
     logger->log(spdlog::level::from_str(level), text);
   };
 }

@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <regex>
 
@@ -76,10 +78,37 @@ Json Convert(const YAML::Node& node, size_t& budget) {
   return Json(nullptr);
 }
 
+// The offset of the first byte of `text` that is not part of valid UTF-8, or npos. (JSON strings
+// must be UTF-8: a value that is not could not be printed, in an error message or a write.)
+size_t InvalidUtf8At(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > text.size()) return i;
+    uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (size_t k = 1; k < n; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      if ((b >> 6) != 0x2) return i;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8 either.
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return i;
+    i += n;
+  }
+  return std::string::npos;
+}
+
 }  // namespace
 
 Result<std::vector<Json>> ParseDocuments(const std::string& text) {
   std::vector<Json> out;
+  if (const size_t at = InvalidUtf8At(text); at != std::string::npos) {
+    const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+    return InvalidArgument("line " + std::to_string(line) + ": byte " + std::to_string(at) +
+                           " is not valid UTF-8 (YAML manifests are UTF-8)");
+  }
   try {
     for (const YAML::Node& doc : YAML::LoadAll(text)) {
       size_t budget = kMaxValues;

@@ -57,7 +57,10 @@ std::string TypeName(const Json& j) {
   }
 }
 
-std::string Quote(std::string_view s) { return Json(std::string(s)).dump(); }
+std::string Quote(std::string_view s) {
+  // (Text that is not UTF-8 is printed with replacement characters rather than throwing.)
+  return Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
 
 std::string Path::str() const {
   switch (kind_) {

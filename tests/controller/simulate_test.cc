@@ -248,6 +248,15 @@ TEST_F(SimulateTest, ADirectoryIsNotAFile) {
   EXPECT_NE(err_.find("is a directory"), std::string::npos) << err_;
 }
 
+// JSON strings are UTF-8: YAML that is not is refused where it goes wrong, not printed later.
+TEST(YamlJsonTest, TextThatIsNotUtf8IsAnError) {
+  auto docs = rota::yaml::ParseDocuments("a: 1\nb: caf\xc3\xa9\nc: \xa9\n");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.status().message(), "line 3: byte 17 is not valid UTF-8 (YAML manifests are UTF-8)");
+  EXPECT_TRUE(rota::yaml::ParseDocuments("b: caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80\n").ok());
+  EXPECT_FALSE(rota::yaml::ParseDocuments("overlong: \xc0\xaf\n").ok());
+}
+
 // Aliases that expand without end (a "billion laughs") are refused, not expanded.
 TEST(YamlJsonTest, AliasesThatExpandWithoutEndAreAnError) {
   std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
