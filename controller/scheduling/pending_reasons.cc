@@ -25,8 +25,7 @@ std::optional<WorkloadWrite> PendingReasons::ReasonFor(const admission::PendingD
                                                        int64_t now_seconds, const std::string& now, size_t& room,
                                                        Result& out) {
   if (w.status && w.status->admission) return std::nullopt;  // evicted this pass; its write is elsewhere
-  const std::vector<api::Condition> none;
-  const api::Condition* qr = api::FindCondition(w.status ? w.status->conditions : none, wc::kQuotaReserved);
+  const api::Condition* qr = WorkloadCondition(w, wc::kQuotaReserved);
   const bool pending = qr && qr->status == api::ConditionStatus::kFalse;
   if (pending && qr->reason == p.reason && qr->message == p.message) return std::nullopt;  // as written
   const std::string key = w.metadata.namespace_ + "/" + w.metadata.name;

@@ -7,7 +7,7 @@
 namespace rota::controller {
 namespace {
 
-using Series = std::vector<std::pair<const char*, Labels>>;
+using Series = GaugeSeries;
 
 const std::vector<std::string>& GaugeNames() {
   static const std::vector<std::string> kGauges = {"kueue_pending_workloads",
@@ -59,28 +59,6 @@ std::vector<double> CountValues(const api::ClusterQueue& cq, const QueueCounts& 
 
 }  // namespace
 
-bool QueueMetrics::GaugeMemo::Same(const QueueCounts& c) const {
-  if (waiting != c.waiting || inadmissible != c.inadmissible || pending != c.pending || admitted != c.admitted ||
-      usage.size() != c.usage.size()) {
-    return false;
-  }
-  size_t i = 0;
-  for (const auto& [fr, amount] : c.usage) {
-    const auto& [flavor, resource, milli] = usage[i++];
-    if (flavor != fr.first || resource != fr.second || milli != amount) return false;
-  }
-  return true;
-}
-
-void QueueMetrics::GaugeMemo::Set(const QueueCounts& c) {
-  waiting = c.waiting;
-  inadmissible = c.inadmissible;
-  pending = c.pending;
-  admitted = c.admitted;
-  usage.clear();
-  for (const auto& [fr, amount] : c.usage) usage.emplace_back(std::string(fr.first), std::string(fr.second), amount);
-}
-
 void QueueMetrics::Record(const api::ClusterState& state, const api::SnapshotBuilder& builder,
                           const admission::Decisions& d, const std::vector<Drained>& drained,
                           const CountsByName& counts, double pass_seconds, double now_seconds) {
@@ -125,10 +103,10 @@ void QueueMetrics::RecordDecisions(const api::SnapshotBuilder& builder, const ad
              pass_seconds);
 }
 
-void QueueMetrics::MakeSeries(const api::ClusterQueue& cq, const std::vector<double>& values,
-                              Metrics::GaugeValues& gauges) const {
+GaugeSeries QueueMetrics::MakeSeries(const api::ClusterQueue& cq, const std::vector<double>& values,
+                                     Metrics::GaugeValues& gauges) const {
   const std::string& name = cq.metadata.name;
-  const Series series = CountSeries(cq);
+  Series series = CountSeries(cq);
   for (size_t i = 0; i < series.size(); ++i) gauges[series[i].first][series[i].second] = values[i];
   const bool active = cq.spec.stop_policy == api::StopPolicy::kNone && cq.unusable.empty();
   for (const std::string st : {"pending", "active", "terminating"}) {
@@ -149,13 +127,14 @@ void QueueMetrics::MakeSeries(const api::ClusterQueue& cq, const std::vector<dou
       }
     }
   }
+  return series;
 }
 
 void QueueMetrics::RecordGauges(const api::ClusterState& state, const CountsByName& counts) {
   Metrics::GaugeValues gauges;
   std::vector<std::string> owners;  // the queues whose series are replaced
   std::vector<std::pair<Metrics::GaugeSlot, double>> by_slot;
-  std::vector<const api::ClusterQueue*> remade;
+  std::vector<std::pair<const api::ClusterQueue*, Series>> remade;  // with their count series
   std::unordered_set<std::string_view> present;
   for (const auto& cq : state.cluster_queues) {
     const std::string& name = cq.metadata.name;
@@ -176,8 +155,7 @@ void QueueMetrics::RecordGauges(const api::ClusterState& state, const CountsByNa
     GaugeMemo& fresh = gauge_memo_[name] = GaugeMemo{version};
     fresh.Set(c);
     owners.push_back(name);
-    remade.push_back(&cq);
-    MakeSeries(cq, values, gauges);
+    remade.emplace_back(&cq, MakeSeries(cq, values, gauges));
   }
   for (auto it = gauge_memo_.begin(); it != gauge_memo_.end();) {
     if (present.count(it->first)) {
@@ -191,8 +169,8 @@ void QueueMetrics::RecordGauges(const api::ClusterState& state, const CountsByNa
   if (!owners.empty()) m_.ReplaceGaugeSeries(GaugeNames(), "cluster_queue", owners, std::move(gauges));
   // The slots of the series just made (should one be missing, the queue's series are made again
   // at its next change rather than set by slot).
-  for (const api::ClusterQueue* cq : remade) {
-    std::vector<Metrics::GaugeSlot> slots = m_.GaugeSlots(CountSeries(*cq));
+  for (const auto& [cq, series] : remade) {
+    std::vector<Metrics::GaugeSlot> slots = m_.GaugeSlots(series);
     if (std::find(slots.begin(), slots.end(), nullptr) != slots.end()) slots.clear();
     gauge_memo_[cq->metadata.name].slots = std::move(slots);
   }

@@ -22,6 +22,9 @@
 
 namespace rota::controller {
 
+// Gauge series by metric name and labels.
+using GaugeSeries = std::vector<std::pair<const char*, Labels>>;
+
 class QueueMetrics {
  public:
   explicit QueueMetrics(Metrics& metrics) : m_(metrics) {}
@@ -37,20 +40,27 @@ class QueueMetrics {
                        const std::vector<Drained>& drained, double pass_seconds, double now_seconds);
   void RecordGauges(const api::ClusterState& state, const CountsByName& counts);
   // Makes all of a ClusterQueue's gauge series into `gauges`, with `values` for those that
-  // follow its counts.
-  void MakeSeries(const api::ClusterQueue& cq, const std::vector<double>& values, Metrics::GaugeValues& gauges) const;
+  // follow its counts; returns those (kept to find their slots once the registry holds them).
+  GaugeSeries MakeSeries(const api::ClusterQueue& cq, const std::vector<double>& values,
+                         Metrics::GaugeValues& gauges) const;
 
   // What each ClusterQueue's gauges were last made from: the spec's generation (or
   // resourceVersion) and the counts.
   struct GaugeMemo {
     std::string version;
-    int32_t waiting = 0, inadmissible = 0, pending = 0, admitted = 0;
-    std::vector<std::tuple<std::string, std::string, int64_t>> usage;  // (flavor, resource, milli)
+    int32_t waiting = 0, inadmissible = 0;
+    CountsMemo counts;
     // Where the registry keeps the series that follow the counts; valid until the queue's series
     // are replaced. Empty: the series are made again on the next change.
     std::vector<Metrics::GaugeSlot> slots;
-    bool Same(const QueueCounts& c) const;
-    void Set(const QueueCounts& c);
+    bool Same(const QueueCounts& c) const {
+      return waiting == c.waiting && inadmissible == c.inadmissible && counts.Same(c);
+    }
+    void Set(const QueueCounts& c) {
+      waiting = c.waiting;
+      inadmissible = c.inadmissible;
+      counts = CountsMemo::Of(c);
+    }
   };
   Metrics& m_;
   std::unordered_map<std::string, GaugeMemo> gauge_memo_;

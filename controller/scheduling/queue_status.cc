@@ -10,17 +10,6 @@ namespace {
 
 using api::Json;
 
-bool SameCounts(int32_t pending, int32_t admitted,
-                const std::vector<std::tuple<std::string, std::string, int64_t>>& usage, const QueueCounts& c) {
-  if (pending != c.pending || admitted != c.admitted || usage.size() != c.usage.size()) return false;
-  size_t i = 0;
-  for (const auto& [fr, amount] : c.usage) {
-    const auto& [flavor, resource, milli] = usage[i++];
-    if (flavor != fr.first || resource != fr.second || milli != amount) return false;
-  }
-  return true;
-}
-
 Json UsageJson(const std::vector<api::ResourceGroup>& groups, const QueueCounts& c, bool borrowed_from_nominal) {
   Json out = Json::array();
   for (const auto& g : groups) {
@@ -119,8 +108,7 @@ std::optional<Json> LocalQueueStatusChange(const api::LocalQueue& lq, const api:
 
 bool QueueStatus::Wanted(const std::string& key, const std::string& versions, const QueueCounts& c, const Pass& pass) {
   auto memo = memo_.find(key);
-  if (!versions.empty() && memo != memo_.end() && memo->second.versions == versions &&
-      SameCounts(memo->second.pending, memo->second.admitted, memo->second.usage, c)) {
+  if (!versions.empty() && memo != memo_.end() && memo->second.versions == versions && memo->second.counts.Same(c)) {
     return false;
   }
   const auto it = written_.find(key);
@@ -138,9 +126,7 @@ void QueueStatus::Built(const std::string& key, std::string versions, const Queu
     return;
   }
   if (versions.empty()) return;  // (a change to objects without a resourceVersion could not be told)
-  Memo m{std::move(versions), c.pending, c.admitted, {}};
-  for (const auto& [fr, amount] : c.usage) m.usage.emplace_back(std::string(fr.first), std::string(fr.second), amount);
-  memo_[key] = std::move(m);
+  memo_[key] = Memo{std::move(versions), CountsMemo::Of(c)};
 }
 
 void QueueStatus::ClusterQueueWrites(const api::ClusterState& state, const CountsByName& counts, const Pass& pass,

@@ -59,8 +59,7 @@ class QueueStatus {
   // from, and the queue's counts.
   struct Memo {
     std::string versions;
-    int32_t pending = 0, admitted = 0;
-    std::vector<std::tuple<std::string, std::string, int64_t>> usage;  // (flavor, resource, milli)
+    CountsMemo counts;
   };
   struct Written {
     TimePoint at;

@@ -31,6 +31,22 @@ std::vector<uint8_t> PendingKinds(size_t workloads, const admission::Decisions& 
 
 }  // namespace
 
+CountsMemo CountsMemo::Of(const QueueCounts& c) {
+  CountsMemo m{c.pending, c.admitted, {}};
+  for (const auto& [fr, amount] : c.usage) m.usage.emplace_back(std::string(fr.first), std::string(fr.second), amount);
+  return m;
+}
+
+bool CountsMemo::Same(const QueueCounts& c) const {
+  if (pending != c.pending || admitted != c.admitted || usage.size() != c.usage.size()) return false;
+  size_t i = 0;
+  for (const auto& [fr, amount] : c.usage) {
+    const auto& [flavor, resource, milli] = usage[i++];
+    if (flavor != fr.first || resource != fr.second || milli != amount) return false;
+  }
+  return true;
+}
+
 const QueueCounts& CountsOf(const CountsByName& counts, std::string_view name) {
   static const QueueCounts kNone;
   const auto it = counts.find(name);

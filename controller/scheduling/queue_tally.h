@@ -15,6 +15,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -33,6 +34,16 @@ struct QueueCounts {
   std::map<std::pair<std::string_view, std::string_view>, int64_t> usage;  // (flavor, resource) -> milli
   bool idle() const { return pending == 0 && admitted == 0; }
 };
+// A queue's pending and admitted counts and usage kept past the pass (owning its strings), to
+// tell whether a later pass's are the same.
+struct CountsMemo {
+  int32_t pending = 0, admitted = 0;
+  std::vector<std::tuple<std::string, std::string, int64_t>> usage;  // (flavor, resource, milli)
+
+  static CountsMemo Of(const QueueCounts& c);
+  bool Same(const QueueCounts& c) const;
+};
+
 // By queue name: a ClusterQueue's, or a LocalQueue's "namespace/name". The views point into the
 // builder's snapshot and queue names and the tally's key table, unchanged until the next Count.
 using CountsByName = std::unordered_map<std::string_view, QueueCounts>;

@@ -23,17 +23,12 @@ struct ConditionUpdate {
 };
 using Updates = std::map<std::string, ConditionUpdate>;
 
-const std::vector<api::Condition>& ConditionsOf(const api::Workload& w) {
-  static const std::vector<api::Condition> kNone;
-  return w.status ? w.status->conditions : kNone;
-}
-
 // The full list of rota-owned conditions of `w` with `updates` applied; a condition keeps its
 // lastTransitionTime unless its status changes.
 Json OwnedConditions(const api::Workload& w, const Updates& updates, const std::string& now) {
   Json out = Json::array();
   for (const std::string& type : OwnedConditionTypes()) {
-    const api::Condition* c = api::FindCondition(ConditionsOf(w), type);
+    const api::Condition* c = WorkloadCondition(w, type);
     auto u = updates.find(type);
     if (u != updates.end()) {
       std::string ltt = now;
@@ -72,6 +67,10 @@ const ConditionUpdate kNoReservation{"False", "NoReservation", "The workload has
 
 }  // namespace
 
+const api::Condition* WorkloadCondition(const api::Workload& w, std::string_view type) {
+  return w.status ? api::FindCondition(w.status->conditions, type) : nullptr;
+}
+
 std::string FormatAmount(const std::string& resource, int64_t milli) {
   const bool bytes = resource == "memory" || resource == "ephemeral-storage" || resource.rfind("hugepages-", 0) == 0;
   return Quantity::FromMilli(milli, bytes ? Quantity::Format::kBinarySI : Quantity::Format::kDecimalSI).ToString();
@@ -102,7 +101,7 @@ WorkloadWrite AdmitWrite(const api::Workload& w, const admission::AdmitDecision&
   // As Kueue does on a new reservation: an earlier eviction or preemption is no longer active
   // (whoever acts on "Evicted" must not evict this admission again).
   for (std::string_view type : {wc::kEvicted, wc::kPreempted}) {
-    const api::Condition* c = api::FindCondition(ConditionsOf(w), type);
+    const api::Condition* c = WorkloadCondition(w, type);
     if (c && c->status == api::ConditionStatus::kTrue) {
       updates[std::string(type)] = {"False", "QuotaReserved", "Previously: " + c->message};
     }

@@ -32,6 +32,9 @@ WorkloadWrite DrainWrite(const api::Workload& w, bool by_cluster_queue, const st
 WorkloadWrite PendingWrite(const api::Workload& w, const std::string& reason, const std::string& message,
                            const std::string& now);
 
+// The Workload's condition of `type`, or null (also when it has no status).
+const api::Condition* WorkloadCondition(const api::Workload& w, std::string_view type);
+
 // Kueue's message for a preemption: "Preempted to accommodate workload X due to ...".
 std::string PreemptionMessage(const admission::PreemptDecision& p);
 
