@@ -26,6 +26,11 @@ class KubeconfigTest : public ::testing::Test {
     std::ofstream(dir_ / name) << text;
     return (dir_ / name).string();
   }
+  // A kubeconfig `name` whose current context uses cluster "c" with `cluster` (a flow map's fields).
+  std::string OneCluster(const std::string& name, const std::string& cluster) {
+    return Write(name, "clusters:\n- name: c\n  cluster: {" + cluster +
+                           "}\ncontexts:\n- name: x\n  context: {cluster: c}\ncurrent-context: x\n");
+  }
   fs::path dir_;
 };
 
@@ -112,15 +117,7 @@ current-context: other
 }
 
 TEST_F(KubeconfigTest, ErrorsNameTheFileAndField) {
-  std::string f = Write("bad", R"(
-clusters:
-- name: c
-  cluster: {certificate-authority-data: "!!notbase64"}
-contexts:
-- name: x
-  context: {cluster: c}
-current-context: x
-)");
+  std::string f = OneCluster("bad", R"(certificate-authority-data: "!!notbase64")");
   Result<RestConfig> c = LoadKubeconfig(f);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(), f + ": clusters[c].server: is required");
@@ -134,15 +131,7 @@ current-context: x
   EXPECT_NE(none.status().message().find("no kubeconfig found"), std::string::npos);
 
   // With a server, the bad base64 itself is what is reported.
-  std::string b64 = Write("b64", R"(
-clusters:
-- name: c
-  cluster: {server: "https://127.0.0.1:6443", certificate-authority-data: "!!notbase64"}
-contexts:
-- name: x
-  context: {cluster: c}
-current-context: x
-)");
+  std::string b64 = OneCluster("b64", R"(server: "https://127.0.0.1:6443", certificate-authority-data: "!!notbase64")");
   Result<RestConfig> bad_data = LoadKubeconfig(b64);
   ASSERT_FALSE(bad_data.ok());
   EXPECT_NE(bad_data.status().message().find(b64 + ": clusters[c].certificate-authority-data"), std::string::npos)
@@ -171,15 +160,8 @@ TEST(ClientConfigTest, ATokenOverPlainHttpOnlyToThisMachine) {
 
 // kubectl refuses a cluster that both names a CA and skips verification; so does rota.
 TEST_F(KubeconfigTest, ACaWithInsecureSkipTlsVerifyIsAnError) {
-  std::string f = Write("both", R"(
-clusters:
-- name: c
-  cluster: {server: "https://127.0.0.1:6443", certificate-authority: ca.crt, insecure-skip-tls-verify: true}
-contexts:
-- name: x
-  context: {cluster: c}
-current-context: x
-)");
+  std::string f = OneCluster(
+      "both", R"(server: "https://127.0.0.1:6443", certificate-authority: ca.crt, insecure-skip-tls-verify: true)");
   Result<RestConfig> c = LoadKubeconfig(f);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(),

@@ -90,13 +90,15 @@ TEST_F(CrdTest, EveryExampleApplies) {
 }
 
 TEST_F(CrdTest, ClusterQueueRulesNameTheField) {
-  const std::string gpu_group =
+  // One resource group of GPUs on flavor a100, up to the nominal quota's value.
+  const std::string gpu_quota =
       "  resourceGroups:\n"
       "  - coveredResources: [nvidia.com/gpu]\n"
       "    flavors:\n"
       "    - name: a100\n"
       "      resources:\n"
-      "      - {name: nvidia.com/gpu, nominalQuota: 8, ";
+      "      - {name: nvidia.com/gpu, nominalQuota: ";
+  const std::string gpu_group = gpu_quota + "8, ";
   ExpectRejected(ClusterQueue(Unique("borrow"), gpu_group + "borrowingLimit: 2}\n"),
                  {"spec.resourceGroups", "borrowingLimit may only be set when spec.cohortName"});
   ExpectRejected(ClusterQueue(Unique("lend"), gpu_group + "lendingLimit: 2}\n"),
@@ -146,18 +148,11 @@ TEST_F(CrdTest, ClusterQueueRulesNameTheField) {
       ClusterQueue(Unique("quantity"), gpu_group + "}\n  cohortName: c\n" + "  fairSharing: {weight: heavy}\n"),
       {"spec.fairSharing.weight"});
   // rota holds quantities in thousandths in 64 bits: the CRD refuses what rota could not hold.
-  const std::string huge_group =
-      "  resourceGroups:\n"
-      "  - coveredResources: [nvidia.com/gpu]\n"
-      "    flavors:\n"
-      "    - name: a100\n"
-      "      resources:\n"
-      "      - {name: nvidia.com/gpu, nominalQuota: ";
-  ExpectRejected(ClusterQueue(Unique("huge"), huge_group + "10P}\n"),
+  ExpectRejected(ClusterQueue(Unique("huge"), gpu_quota + "10P}\n"),
                  {"spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "must be at most 9P"});
-  ExpectRejected(ClusterQueue(Unique("huge-int"), huge_group + "10000000000000000}\n"),
+  ExpectRejected(ClusterQueue(Unique("huge-int"), gpu_quota + "10000000000000000}\n"),
                  {"spec.resourceGroups[0].flavors[0].resources[0].nominalQuota", "must be at most 9P"});
-  CommandResult largest = kubectl().Apply(ClusterQueue(Unique("largest"), huge_group + "9P}\n"), ns());
+  CommandResult largest = kubectl().Apply(ClusterQueue(Unique("largest"), gpu_quota + "9P}\n"), ns());
   EXPECT_TRUE(largest.ok()) << largest.err;
   kubectl()({"delete", "clusterqueue", Unique("largest"), "--ignore-not-found"});
 }
