@@ -97,7 +97,7 @@ void LeaderElector::SleepUnlessStopped(std::chrono::milliseconds d, const std::a
 bool LeaderElector::Run(const std::atomic<bool>& stop, const std::function<void()>& on_started_leading,
                         const std::function<void()>& on_stopped_leading) {
   Clock& clock = client_.clock();
-  const auto retry = std::chrono::duration_cast<std::chrono::milliseconds>(config_.retry_period);
+  const auto retry = config_.retry_period;
   while (!stop && !TryAcquireOrRenew()) SleepUnlessStopped(retry, stop);
   if (stop) return false;
   leader_ = true;

@@ -223,6 +223,9 @@ void RunWhileLeading(rota::apiclient::Client& client, const rota::controller::Ru
   rota::apiclient::LeaderElectionConfig le;
   le.lease_name = config.lease_name;
   le.lease_namespace = config.lease_namespace;
+  le.lease_duration = std::chrono::duration_cast<std::chrono::seconds>(config.lease_duration);
+  le.renew_deadline = config.renew_deadline;
+  le.retry_period = config.retry_period;
   le.identity = std::string(host) + "_" + std::to_string(getpid());
   rota::apiclient::LeaderElector elector(client, le);
   std::thread worker;

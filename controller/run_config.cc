@@ -84,6 +84,13 @@ Status ApplyClientConnection(RunConfig& c, const Setting& s) {
 
 Status ApplyLeaderElection(RunConfig& c, const Setting& s) {
   if (s.key == "enabled") return s.Bool(c.leader_election);
+  if (s.key == "leaseDuration") {
+    if (Status st = s.Duration(c.lease_duration, "15s"); !st.ok()) return st;
+    if (c.lease_duration.count() % 1000 == 0 && c.lease_duration.count() > 0) return Status::Ok();
+    return InvalidArgument(s.path + ": must be a whole number of seconds, at least 1s");
+  }
+  if (s.key == "renewDeadline") return s.Duration(c.renew_deadline, "10s");
+  if (s.key == "retryPeriod") return s.Duration(c.retry_period, "2s");
   std::string& out = s.key == "leaseName" ? c.lease_name : c.lease_namespace;
   out = s.value.as<std::string>();
   return out.empty() ? InvalidArgument(s.path + ": must not be empty") : Status::Ok();
@@ -155,7 +162,7 @@ Status Apply(RunConfig& c, const std::string& section, const Setting& s) {
 const std::map<std::string, std::set<std::string>>& KnownSettings() {
   static const std::map<std::string, std::set<std::string>> kKeys = {
       {"clientConnection", {"qps", "burst", "http2"}},
-      {"leaderElection", {"enabled", "leaseName", "leaseNamespace"}},
+      {"leaderElection", {"enabled", "leaseName", "leaseNamespace", "leaseDuration", "renewDeadline", "retryPeriod"}},
       {"fairSharing", {"enabled"}},
       {"scheduling", {"batchPeriod", "cpuShare"}},
       {"logging", {"level", "format"}},
@@ -187,6 +194,15 @@ Status ApplyAll(RunConfig& c, const YAML::Node& root, const std::string& source)
   return Status::Ok();
 }
 
+// client-go's rule: a leader must give up before a follower may take over, and retry in between.
+Status CheckLeaseTimes(const RunConfig& c, const std::string& source) {
+  if (c.renew_deadline >= c.lease_duration)
+    return InvalidArgument(source + ": leaderElection.renewDeadline must be shorter than leaseDuration");
+  if (c.retry_period.count() <= 0 || c.retry_period >= c.renew_deadline)
+    return InvalidArgument(source + ": leaderElection.retryPeriod must be above 0 and shorter than renewDeadline");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& source) {
@@ -201,6 +217,7 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
   if (!root.IsMap()) return InvalidArgument(source + ": must be a map of settings");
   try {
     if (Status s = ApplyAll(c, root, source); !s.ok()) return s;
+    if (Status s = CheckLeaseTimes(c, source); !s.ok()) return s;
   } catch (const YAML::Exception& e) {
     return InvalidArgument(source + ": " + e.msg);
   }

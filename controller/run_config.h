@@ -5,7 +5,8 @@
 //
 //   clientConnection: {qps: 500, burst: 1000,   # every admission is one status write
 //                      http2: false}            # HTTP/1.1 unless true (and DISABLE_HTTP2 unset)
-//   leaderElection: {enabled: false, leaseName: rota-controller, leaseNamespace: rota-system}
+//   leaderElection: {enabled: false, leaseName: rota-controller, leaseNamespace: rota-system,
+//                    leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s}
 //   fairSharing: {enabled: false}
 //   scheduling: {batchPeriod: 200ms,   # after a change, how long more changes gather before a pass
 //                cpuShare: 0.047619}   # (1/21) of a core, at most, for passes under a stream of changes
@@ -38,6 +39,12 @@ struct RunConfig {
   bool leader_election = false;
   std::string lease_name = "rota-controller";
   std::string lease_namespace = "rota-system";
+  // As client-go's: a follower takes over a lease not renewed for `lease_duration` (whole
+  // seconds: the Lease stores seconds); the leader steps down (and exits) when it could not renew
+  // for `renew_deadline`; both try every `retry_period`.
+  std::chrono::milliseconds lease_duration{15000};
+  std::chrono::milliseconds renew_deadline{10000};
+  std::chrono::milliseconds retry_period{2000};
   bool fair_sharing = false;
   // How long the scheduler waits after a change for more changes before a pass. A longer period
   // means fewer passes, each deciding more at once, and less churn: a short one preempts

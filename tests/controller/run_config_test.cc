@@ -8,7 +8,8 @@ namespace {
 TEST(RunConfigTest, ReadsEverySetting) {
   Result<RunConfig> c = ParseRunConfig(R"(
 clientConnection: {qps: 200, burst: 400, http2: true}
-leaderElection: {enabled: true, leaseName: rota, leaseNamespace: kube-system}
+leaderElection: {enabled: true, leaseName: rota, leaseNamespace: kube-system, leaseDuration: 6s,
+                 renewDeadline: 4s, retryPeriod: 500ms}
 fairSharing: {enabled: true}
 scheduling: {batchPeriod: 250ms, cpuShare: 0.025}
 logging: {level: debug, format: json}
@@ -23,6 +24,9 @@ webhook: {bindAddress: ":9443", certFile: /certs/tls.crt, keyFile: /certs/tls.ke
   EXPECT_TRUE(c->http2);
   EXPECT_TRUE(c->leader_election);
   EXPECT_EQ(c->lease_namespace, "kube-system");
+  EXPECT_EQ(c->lease_duration, std::chrono::seconds(6));
+  EXPECT_EQ(c->renew_deadline, std::chrono::seconds(4));
+  EXPECT_EQ(c->retry_period, std::chrono::milliseconds(500));
   EXPECT_TRUE(c->fair_sharing);
   EXPECT_EQ(c->batch_period, std::chrono::milliseconds(250));
   EXPECT_DOUBLE_EQ(c->cpu_share, 0.025);
@@ -57,6 +61,14 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
            Case{"clientConnection: {burst: many}", "rota.yaml: clientConnection.burst: must be a positive integer"},
            Case{"clientConnection: {http2: maybe}", "rota.yaml: clientConnection.http2: must be true or false"},
            Case{"leaderElection: {enabled: maybe}", "rota.yaml: leaderElection.enabled: must be true or false"},
+           Case{"leaderElection: {leaseDuration: 1500ms}",
+                "rota.yaml: leaderElection.leaseDuration: must be a whole number of seconds, at least 1s"},
+           Case{"leaderElection: {leaseDuration: 10s}",
+                "rota.yaml: leaderElection.renewDeadline must be shorter than leaseDuration"},
+           Case{"leaderElection: {renewDeadline: 2s}",
+                "rota.yaml: leaderElection.retryPeriod must be above 0 and shorter than renewDeadline"},
+           Case{"leaderElection: {retryPeriod: often}",
+                "rota.yaml: leaderElection.retryPeriod: \"often\" is not a duration such as 2s"},
            Case{"scheduling: {batchPeriod: soon}",
                 "rota.yaml: scheduling.batchPeriod: \"soon\" is not a duration such as 100ms or 2s"},
            Case{"scheduling: {cpuShare: 0}", "rota.yaml: scheduling.cpuShare: must be a number above 0 and at most 1"},

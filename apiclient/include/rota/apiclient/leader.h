@@ -19,8 +19,8 @@ struct LeaderElectionConfig {
   std::string lease_name;
   std::string identity;  // unique per process, e.g. hostname_pid
   std::chrono::seconds lease_duration{15};
-  std::chrono::seconds renew_deadline{10};
-  std::chrono::seconds retry_period{2};
+  std::chrono::milliseconds renew_deadline{10000};
+  std::chrono::milliseconds retry_period{2000};
 };
 
 class LeaderElector {
