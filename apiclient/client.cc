@@ -383,9 +383,20 @@ namespace {
 Backoff ResendBackoff() { return Backoff(std::chrono::milliseconds(200), std::chrono::seconds(5)); }
 }  // namespace
 
+namespace {
+ApiError FencedError() {
+  return {0, "LeaderLeaseLost", "not sent: this replica no longer holds its leader lease", {}, Retry::kNo};
+}
+}  // namespace
+
+bool Client::Fenced(const Request& req) const {
+  return req.method != "GET" && may_write_ && req.path.find("/apis/coordination.k8s.io/") != 0 && !may_write_();
+}
+
 ApiResult<Json> Client::Do(const Request& req) {
   Backoff backoff = ResendBackoff();
   for (int attempt = 1;; ++attempt) {
+    if (Fenced(req)) return FencedError();  // (checked again before every resend)
     bucket_.Wait();
     ++requests_sent_;
     HttpResponse resp = transport_->Perform(ToHttp(req));
@@ -408,6 +419,7 @@ struct Client::Pipeline::State {
   Transport::Multi multi;
   std::map<uint64_t, Pending> pending;
   std::multimap<Clock::TimePoint, uint64_t> retry_at;  // resends, by when they are due
+  std::vector<uint64_t> fenced;                        // refused by the write fence, unsent
 };
 
 Client::Pipeline::Pipeline(Client& client) : client_(client), state_(std::make_unique<State>(*client.transport_)) {}
@@ -432,6 +444,10 @@ void Client::Pipeline::Start(uint64_t id, Request req) {
 }
 
 void Client::Pipeline::Send(uint64_t id, Pending& p) {
+  if (client_.Fenced(p.req)) {
+    state_->fenced.push_back(id);  // the next Poll returns its failure
+    return;
+  }
   client_.bucket_.Wait();
   ++client_.requests_sent_;
   state_->multi.Start(id, client_.ToHttp(p.req));
@@ -450,6 +466,12 @@ std::vector<std::pair<uint64_t, ApiResult<Json>>> Client::Pipeline::Poll(std::ch
     timeout = std::clamp(until_next, std::chrono::milliseconds(0), timeout);
   }
   std::vector<std::pair<uint64_t, ApiResult<Json>>> out;
+  for (uint64_t id : state_->fenced) {
+    out.emplace_back(id, FencedError());
+    state_->pending.erase(id);
+  }
+  if (!state_->fenced.empty()) timeout = std::chrono::milliseconds(0);
+  state_->fenced.clear();
   for (auto& [id, resp] : state_->multi.Poll(timeout)) {
     auto p = state_->pending.find(id);
     if (p == state_->pending.end()) continue;

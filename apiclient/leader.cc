@@ -23,8 +23,14 @@ std::string MicroTime(std::chrono::system_clock::time_point t) {
 LeaderElector::LeaderElector(Client& client, LeaderElectionConfig config)
     : client_(client), config_(std::move(config)) {}
 
+bool LeaderElector::HoldsLease() const {
+  return leader_ && client_.clock().Now().time_since_epoch().count() < holds_until_.load();
+}
+
 bool LeaderElector::TryAcquireOrRenew() {
   Clock& clock = client_.clock();
+  const Clock::TimePoint began = clock.Now();
+  const auto held_until = (began + config_.renew_deadline).time_since_epoch().count();
   const std::string now = MicroTime(clock.WallNow());
   const int duration = static_cast<int>(config_.lease_duration.count());
   auto current = client_.Get(resources::kLeases, config_.lease_namespace, config_.lease_name);
@@ -42,6 +48,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     auto created = client_.Create(resources::kLeases, config_.lease_namespace, lease);
     if (!created.ok()) return false;
     Observe(config_.identity, now);
+    holds_until_ = held_until;
     return true;
   }
   Json lease = std::move(*current);
@@ -65,6 +72,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   auto updated = client_.Update(resources::kLeases, config_.lease_namespace, lease);
   if (!updated.ok()) return false;
   Observe(config_.identity, now);
+  holds_until_ = held_until;
   return true;
 }
 

@@ -227,7 +227,10 @@ void RunWhileLeading(rota::apiclient::Client& client, const rota::controller::Ru
   le.renew_deadline = config.renew_deadline;
   le.retry_period = config.retry_period;
   le.identity = std::string(host) + "_" + std::to_string(getpid());
-  rota::apiclient::LeaderElector elector(client, le);
+  // Shared with the fence, which the client keeps after this returns.
+  auto shared_elector = std::make_shared<rota::apiclient::LeaderElector>(client, le);
+  rota::apiclient::LeaderElector& elector = *shared_elector;
+  client.SetWriteFence([shared_elector] { return shared_elector->HoldsLease(); });
   std::thread worker;
   std::atomic<bool> stop_work{false};
   elector.Run(

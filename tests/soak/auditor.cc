@@ -65,6 +65,7 @@ void Auditor::OnWorkload(const Json& workload, bool deleted) {
   if (!holds) {
     if (was != admitted_.end()) {
       if (!deleted && ConditionTrue(workload, "Evicted")) ++evictions_;
+      ++job_evictions_[was->second.job_uid];  // (or finished, or deleted: no longer holding quota)
       admitted_.erase(was);
     }
     return;
@@ -136,6 +137,32 @@ void Auditor::CheckCohort(const std::string& cohort, const std::string& fr) {
                     " in use from its shared pool of " + std::to_string(pool));
 }
 
+void Auditor::OnJob(const Json& job, std::chrono::steady_clock::time_point now) {
+  std::lock_guard l(mu_);
+  const std::string uid = job["metadata"].value("uid", "");
+  const bool running = !job["spec"].value("suspend", false);
+  auto was = running_.find(uid);
+  if (was != running_.end() && was->second && !running)
+    suspects_.push_back({Key(job), uid, now, job_evictions_[uid]});
+  running_[uid] = running;
+}
+
+bool Auditor::JobHoldsQuota(const std::string& uid) const {
+  for (const auto& [k, h] : admitted_)
+    if (h.job_uid == uid) return true;
+  return false;
+}
+
+void Auditor::CheckSuspended(std::chrono::steady_clock::time_point now, std::chrono::milliseconds grace) {
+  std::lock_guard l(mu_);
+  std::erase_if(suspects_, [&](const Suspect& s) {
+    if (now - s.at < grace) return false;
+    if (job_evictions_[s.uid] == s.evictions && JobHoldsQuota(s.uid))
+      ViolationLocked("Job " + s.job + " was suspended while its Workload held quota and was not evicted");
+    return true;
+  });
+}
+
 void Auditor::CheckPods(const std::vector<Json>& pods_before, const std::vector<Json>& workloads,
                         const std::vector<Json>& pods_after) {
   std::set<std::string> running_before;
@@ -194,6 +221,7 @@ void Auditor::Violation(const std::string& what) {
 void Auditor::ViolationLocked(const std::string& what) {
   ++violation_count_;
   if (violations_.size() < kKeptViolations) violations_.push_back(what);
+  if (log_) log_(what);
 }
 
 std::vector<std::string> Auditor::violations() const {

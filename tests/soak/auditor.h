@@ -5,13 +5,15 @@
 //   - quota: per ClusterQueue and flavor/resource, admitted usage stays within nominal quota plus
 //     borrowingLimit, and a cohort's queues together borrow no more than its members lend;
 //   - a Job has at most one admitted Workload at a time;
-//   - a Job's pods run only while its Workload is admitted;
+//   - a Job's pods run only while its Workload is admitted, and a Job is suspended only after its
+//     Workload was evicted (not while it holds quota, as a stale leader would);
 //   - at the end, every Job submitted finished exactly once, with one Workload;
 //   - after each fault, admissions resume within a limit.
 // Thread-safe: the watch thread and the soak's loops call it at once.
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -36,9 +38,19 @@ using Limits = std::map<std::string, std::map<std::string, QueueLimit>>;
 class Auditor {
  public:
   explicit Auditor(Limits limits) : limits_(std::move(limits)) {}
+  // Called with each violation as it is found (the soak logs it with the time, to match the
+  // replicas' logs).
+  void OnViolation(std::function<void(const std::string&)> log) { log_ = std::move(log); }
 
   // Each state of a Workload as its watch shows it, in order; `deleted` when it is gone.
   void OnWorkload(const Json& workload, bool deleted);
+  // Each state of a Job as its watch shows it, seen at `now`. A Job that goes from running to
+  // suspended is a suspect, judged by CheckSuspended once `grace` has passed (the watches of Jobs
+  // and Workloads arrive apart).
+  void OnJob(const Json& job, std::chrono::steady_clock::time_point now);
+  // Suspects older than `grace`: a violation if the Job's Workload holds quota and was not evicted
+  // since the Job was suspended.
+  void CheckSuspended(std::chrono::steady_clock::time_point now, std::chrono::milliseconds grace);
   // Pods listed before and after `workloads` were: a pod running in both lists ran when the
   // Workloads were listed, so its Job's Workload must have been admitted in that list.
   void CheckPods(const std::vector<Json>& pods_before, const std::vector<Json>& workloads,
@@ -66,7 +78,18 @@ class Auditor {
   void CheckCohort(const std::string& cohort, const std::string& key);
   void ViolationLocked(const std::string& what);
 
+  struct Suspect {
+    std::string job, uid;
+    std::chrono::steady_clock::time_point at;
+    int64_t evictions;  // of the Job's Workloads when it was suspended
+  };
+  bool JobHoldsQuota(const std::string& uid) const;
+
   const Limits limits_;
+  std::function<void(const std::string&)> log_;
+  std::map<std::string, bool> running_;             // Job uid -> not suspended, as last seen
+  std::map<std::string, int64_t> job_evictions_;    // Job uid -> evictions of its Workloads
+  std::vector<Suspect> suspects_;
   mutable std::mutex mu_;
   std::map<std::string, Held> admitted_;  // Workload namespace/name -> what it holds
   std::vector<std::string> violations_;   // the first ones, for the report

@@ -119,6 +119,32 @@ TEST(AuditorTest, APodRunningAcrossAListWithoutAdmissionIsAViolation) {
   EXPECT_EQ(a.violation_count(), 1);
 }
 
+TEST(AuditorTest, SuspendingAJobWhoseWorkloadStillHoldsQuotaIsAViolation) {
+  Auditor a(TestLimits());
+  auto job = [](const std::string& uid, bool suspend) {
+    Json j;
+    j["metadata"] = {{"name", "job-" + uid}, {"namespace", "ns"}, {"uid", uid}};
+    j["spec"]["suspend"] = suspend;
+    return j;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto grace = std::chrono::seconds(2);
+  // Evicted, then suspended: as it should be, whichever watch event comes first.
+  a.OnWorkload(Workload("w1", "a", 1, "j1"), false);
+  a.OnJob(job("j1", false), t0);
+  a.OnJob(job("j1", true), t0);
+  a.OnWorkload(Workload("w1", "a", 1, "j1", false), false);
+  // Suspended while admitted: a stale leader's write.
+  a.OnWorkload(Workload("w2", "a", 1, "j2"), false);
+  a.OnJob(job("j2", false), t0);
+  a.OnJob(job("j2", true), t0);
+  a.CheckSuspended(t0 + std::chrono::seconds(1), grace);
+  EXPECT_EQ(a.violation_count(), 0) << "not judged before the grace has passed";
+  a.CheckSuspended(t0 + std::chrono::seconds(3), grace);
+  ASSERT_EQ(a.violation_count(), 1);
+  EXPECT_EQ(a.violations()[0], "Job ns/job-j2 was suspended while its Workload held quota and was not evicted");
+}
+
 TEST(AuditorTest, EveryJobMustFinishOnceWithOneFinishedWorkload) {
   Auditor a(TestLimits());
   auto job = [](const std::string& name, const std::string& uid, int succeeded, bool complete) {

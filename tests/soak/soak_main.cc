@@ -74,22 +74,34 @@ void AuditPods(apiclient::Client& client, const Setup& setup, Auditor& auditor, 
     auto workloads = client.ListAll(r::kWorkloads, setup.ns);
     auto after = client.ListAll(r::kPods, setup.ns);
     if (before.ok() && workloads.ok() && after.ok()) auditor.CheckPods(before->items, workloads->items, after->items);
+    auditor.CheckSuspended(Clock::now(), 2s);
     for (int i = 0; i < 10 && !stop; ++i) std::this_thread::sleep_for(100ms);
   }
 }
 
-std::unique_ptr<apiclient::Informer<Json>> WatchWorkloads(apiclient::Client& client, const Setup& setup,
-                                                          Auditor& auditor) {
-  apiclient::Informer<Json>::Handlers h;
-  h.on_add = [&auditor](const Json& w) { auditor.OnWorkload(w, false); };
-  h.on_update = [&auditor](const Json&, const Json& w) { auditor.OnWorkload(w, false); };
-  h.on_delete = [&auditor](const Json& w) { auditor.OnWorkload(w, true); };
+using Watch = std::unique_ptr<apiclient::Informer<Json>>;
+
+Watch WatchAll(apiclient::Client& client, const apiclient::Resource& resource, const Setup& setup,
+               apiclient::Informer<Json>::Handlers h) {
   apiclient::InformerOptions o;
   o.backoff_base = 200ms;
   auto informer = std::make_unique<apiclient::Informer<Json>>(
-      client, apiclient::resources::kWorkloads, setup.ns, [](Json& j) -> Result<Json> { return std::move(j); }, h, o);
+      client, resource, setup.ns, [](Json& j) -> Result<Json> { return std::move(j); }, std::move(h), o);
   informer->Start();
   return informer;
+}
+
+// The auditor's watches of the soak's Workloads and Jobs, straight to the apiserver.
+std::pair<Watch, Watch> WatchForAuditor(apiclient::Client& client, const Setup& setup, Auditor& auditor) {
+  apiclient::Informer<Json>::Handlers w;
+  w.on_add = [&auditor](const Json& o) { auditor.OnWorkload(o, false); };
+  w.on_update = [&auditor](const Json&, const Json& o) { auditor.OnWorkload(o, false); };
+  w.on_delete = [&auditor](const Json& o) { auditor.OnWorkload(o, true); };
+  apiclient::Informer<Json>::Handlers j;
+  j.on_add = [&auditor](const Json& o) { auditor.OnJob(o, Clock::now()); };
+  j.on_update = [&auditor](const Json&, const Json& o) { auditor.OnJob(o, Clock::now()); };
+  return {WatchAll(client, apiclient::resources::kWorkloads, setup, w),
+          WatchAll(client, apiclient::resources::kJobs, setup, j)};
 }
 
 // Runs the schedule: each fault, then a probe timing the recovery. Returns faults by kind.
@@ -178,7 +190,16 @@ int Soak(const Options& o) {
   const std::string server = config->server;  // https://127.0.0.1:PORT
   auto proxy = testing::TcpProxy::Start("127.0.0.1", static_cast<uint16_t>(std::stoi(server.substr(server.rfind(':') + 1))));
   Auditor auditor(setup.limits);
-  auto informer = WatchWorkloads(*client, setup, auditor);
+  auditor.OnViolation([](const std::string& what) {
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t t = std::chrono::system_clock::to_time_t(now);
+    const int ms = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::gmtime(&t));
+    std::fprintf(stderr, "soak: %s.%03d VIOLATION %s\n", stamp, ms, what.c_str());
+  });
+  auto watches = WatchForAuditor(*client, setup, auditor);
   std::atomic<bool> stop{false}, stop_stream{false};
   Replicas replicas(o.rota, ProxiedKubeconfig(o.kubeconfig, proxy->port(), out), RotaConfig(setup, out), out,
                     o.replicas);
@@ -202,7 +223,8 @@ int Soak(const Options& o) {
   stop = true;
   pods.join();
   supervisor.join();
-  informer->Stop();
+  watches.first->Stop();
+  watches.second->Stop();
   Report(o, seed, stream.submitted(), faults, auditor, replicas.starts(), out);
   Delete(*client, setup);
   return auditor.violation_count() == 0 ? 0 : 1;

@@ -208,6 +208,12 @@ class Client {
   const RestConfig& config() const { return config_; }
   Clock& clock() { return clock_; }
 
+  // While `may_write` returns false, every request but a GET fails at once, unsent, with
+  // reason "LeaderLeaseLost": a replica that may have lost its leader lease must not act on what
+  // it saw while it led. Requests for coordination.k8s.io Leases are exempt (the elector renews
+  // and releases through them). Set it before the client is shared between threads.
+  void SetWriteFence(std::function<bool()> may_write) { may_write_ = std::move(may_write); }
+
   // Requests sent (including retries), for tests and metrics.
   int64_t requests_sent() const { return requests_sent_.load(); }
   // Connections to the apiserver opened so far (requests on kept-alive ones open none).
@@ -217,6 +223,8 @@ class Client {
   Client(RestConfig config, Clock& clock, std::unique_ptr<Transport> transport);
 
   ApiResult<Json> Do(const Request& req);
+  // Whether the write fence refuses `req`.
+  bool Fenced(const Request& req) const;
   HttpRequest ToHttp(const Request& req) const;
   Request CreateRequest(const Resource& r, const std::string& ns, const Json& object, Keep keep) const;
   Request PatchRequest(const Resource& r, const std::string& ns, const std::string& name, PatchType type,
@@ -233,6 +241,7 @@ class Client {
   std::unique_ptr<Transport> transport_;
   std::atomic<int64_t> requests_sent_{0};
   TokenBucket bucket_;  // the client-side rate limit
+  std::function<bool()> may_write_;
 };
 
 // Parses `text` as JSON, keeping of each Kubernetes object whose fields are at nesting depth

@@ -35,6 +35,11 @@ class LeaderElector {
            const std::function<void()>& on_stopped_leading);
 
   bool IsLeader() const { return leader_.load(); }
+  // Whether this process may still act as the leader: it leads, and its last successful renewal
+  // began less than the renew deadline ago. A follower takes over only a lease duration after it
+  // saw that renewal, so this turns false first, whatever happened meanwhile (a SIGSTOP, a
+  // stalled connection). For Client::SetWriteFence.
+  bool HoldsLease() const;
 
  private:
   // One attempt to take or renew the lease; true when this process holds it afterwards.
@@ -47,6 +52,8 @@ class LeaderElector {
   Client& client_;
   LeaderElectionConfig config_;
   std::atomic<bool> leader_{false};
+  // When the last successful acquire or renewal began, plus the renew deadline (ticks of Clock).
+  std::atomic<Clock::Duration::rep> holds_until_{0};
   // The last lease record seen, and when (on our clock) it last changed.
   std::string observed_holder_;
   std::string observed_renew_time_;
