@@ -385,7 +385,8 @@ Backoff ResendBackoff() { return Backoff(std::chrono::milliseconds(200), std::ch
 
 namespace {
 ApiError FencedError() {
-  return {0, "LeaderLeaseLost", "not sent: this replica no longer holds its leader lease", {}, Retry::kNo};
+  // (kBackoff: the next renewal may restore the lease, as after a stalled connection.)
+  return {0, "LeaderLeaseLost", "not sent: this replica no longer holds its leader lease", {}, Retry::kBackoff};
 }
 }  // namespace
 

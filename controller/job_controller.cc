@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <thread>
 
+#include "cache/compact_workload.h"
 #include "jobs/pods_ready.h"
+#include "jobs/quota_release.h"
 #include "rota/api/snapshot.h"
 #include "rota/apiclient/thread_name.h"
 
@@ -18,22 +20,16 @@ std::string LabelOr(const std::map<std::string, std::string>& m, std::string_vie
   return it == m.end() ? "" : it->second;
 }
 
-// The Job that owns a Workload, as "namespace/name", or "".
-std::string OwnerJob(const api::Workload& wl) {
-  const Json& refs = wl.metadata.extra.contains("ownerReferences") ? wl.metadata.extra["ownerReferences"] : Json();
-  if (!refs.is_array()) return "";
-  for (const auto& r : refs)
-    if (r.value("kind", "") == "Job" && r.value("apiVersion", "") == "batch/v1") {
-      return wl.metadata.namespace_ + "/" + r.value("name", "");
-    }
-  return "";
-}
-
 bool IsAdmitted(const api::Workload& wl) {
   if (!wl.status || !wl.status->admission) return false;
   const api::Condition* c = api::FindCondition(wl.status->conditions, wc::kAdmitted);
   return c && c->status == api::ConditionStatus::kTrue;
 }
+
+// A Job whose change failed is tried again after 5 ms, doubling up to 5 s: a Job must not wait
+// minutes after an apiserver restart or a leader's lost lease only because every try failed
+// while it lasted (client-go's default cap is 1000 s).
+const apiclient::RateLimit kJobRetries{std::chrono::milliseconds(5), std::chrono::milliseconds(5000), 10, 100};
 
 }  // namespace
 
@@ -57,6 +53,8 @@ Result<JobInfo> JobInfo::Decode(const Json& job) {
   j.pod_template = spec.contains("template") ? spec["template"] : Json::object();
   const Json& status = job.contains("status") ? job["status"] : Json::object();
   j.started = status.contains("startTime") && !status["startTime"].is_null();
+  for (const char* counted : {"active", "terminating"})
+    if (status.contains(counted) && status[counted].is_number_integer()) j.active += status[counted].get<int32_t>();
   if (status.contains("conditions") && status["conditions"].is_array()) {
     for (const auto& c : status["conditions"]) {
       if (c.value("status", "") != "True") continue;
@@ -102,7 +100,7 @@ JobController::JobController(apiclient::Client& client, ClusterCache& cache, Log
       events_(events),
       metrics_(metrics),
       clock_(clock),
-      queue_(clock) {
+      queue_(clock, kJobRetries) {
   apiclient::Informer<JobInfo>::Handlers h;
   auto enqueue = [this](const JobInfo& j) { queue_.Add(j.ns + "/" + j.name); };
   h.on_add = enqueue;
@@ -201,6 +199,7 @@ bool JobController::Reconcile(const std::string& key) {
     const api::Condition* finished = api::FindCondition(wl->status->conditions, wc::kFinished);
     if (finished && finished->status == api::ConditionStatus::kTrue) return true;
   }
+  if (EvictedHoldingQuota(*wl)) return StopThenRelease(*job, *wl);
   if (IsAdmitted(*wl)) {
     if (job->suspend) return Start(*job, *wl);
     return config_.wait_for_pods_ready ? CheckPodsReady(*job, *wl) : true;
@@ -359,6 +358,22 @@ bool JobController::Start(const JobInfo& job, const api::Workload& wl) {
   return true;
 }
 
+bool JobController::StopThenRelease(const JobInfo& job, const api::Workload& wl) {
+  if (!Stop(job, wl)) return false;
+  if (!job.suspend || job.active > 0) return true;  // the Job's update once its pods are gone comes back here
+  const std::string key = wl.metadata.namespace_ + "/" + wl.metadata.name;
+  auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
+                         apiclient::PatchType::kMerge, QuotaReleasePatch(wl, WallNow()), {"rota-job", false, "status"});
+  if (!r.ok()) {
+    if (r.error().IsNotFound()) return true;
+    // (409: the cache had an older Workload; its update brings the Job back here.)
+    if (!r.error().IsConflict()) log_("warn", "releasing the quota of Workload " + key + ": " + r.error().ToString());
+    return r.error().IsConflict();
+  }
+  log_("info", "released the quota of " + key + ": the pods of Job " + job.name + " have stopped");
+  return true;
+}
+
 bool JobController::Stop(const JobInfo& job, const api::Workload& wl) {
   const std::string key = job.ns + "/" + job.name;
   const Json& original = wl.spec.pod_sets.empty() ? job.pod_template : wl.spec.pod_sets[0].template_.get();
@@ -380,9 +395,8 @@ bool JobController::Stop(const JobInfo& job, const api::Workload& wl) {
       log_("warn", "suspending Job " + key + ": " + r.error().ToString());
       return r.error().IsNotFound();
     }
-    log_("info", "suspended Job " + key + ": its Workload has no admission");
-    Event(job, "Stopped",
-          "Suspended: the Workload lost its admission (preempted or evicted); pods get their grace period");
+    log_("info", "suspended Job " + key + ": its Workload was evicted or is not admitted");
+    Event(job, "Stopped", "Suspended: the Workload was evicted or is not admitted; pods get their grace period");
   }
   // 2. The template may change only while the Job is suspended and has no start time; the Job
   //    controller clears it after suspending, and so do we, in case it has not yet.

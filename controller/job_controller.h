@@ -39,6 +39,7 @@ struct JobInfo {
   int32_t parallelism = 1;
   std::optional<int32_t> completions;
   bool started = false;  // status.startTime is set
+  int32_t active = 0;    // pods running or terminating (status.active + status.terminating)
   std::string finished;  // "Succeeded" / "Failed" once the Job has finished, else ""
   std::string finished_message;
   apiclient::Json pod_template;
@@ -75,6 +76,9 @@ class JobController {
   bool Reconcile(const std::string& key);
   bool CreateWorkload(const JobInfo& job, const std::string& queue);
   bool Start(const JobInfo& job, const api::Workload& wl);
+  // Suspends the Job of an evicted Workload and, once none of its pods is active, releases the
+  // Workload's quota (jobs/quota_release.h).
+  bool StopThenRelease(const JobInfo& job, const api::Workload& wl);
   bool Stop(const JobInfo& job, const api::Workload& wl);
   bool MarkFinished(const JobInfo& job, const api::Workload& wl);
   // waitForPodsReady: PodsReady once the gang is up; evict and requeue it after the timeout.

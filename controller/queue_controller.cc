@@ -169,12 +169,15 @@ void QueueController::OverlayWorkloads(api::ClusterState& state, uint64_t pass) 
   assumed_.EndPass();
 }
 
-std::vector<WorkloadWrite> QueueController::DecisionWrites(const admission::Decisions& d,
+std::vector<WorkloadWrite> QueueController::DecisionWrites(const admission::Decisions& d, const HeldPreemptions& held,
                                                            const std::vector<Drained>& drained,
                                                            const std::string& now) const {
   std::vector<WorkloadWrite> writes;
   for (const auto& a : d.admitted) writes.push_back(AdmitWrite(*ObjectOf(a.workload), a, now));
-  for (const auto& p : d.preempted) writes.push_back(PreemptWrite(*ObjectOf(p.workload), p, now));
+  for (const auto& p : d.preempted) {
+    const api::Workload& w = *ObjectOf(p.workload);
+    writes.push_back(held.victims.count(p.workload) ? EvictWrite(w, p, now) : PreemptWrite(w, p, now));
+  }
   for (const Drained& e : drained) writes.push_back(e.write);
   return writes;
 }
@@ -191,9 +194,16 @@ void QueueController::EnqueueDecisions(std::vector<WorkloadWrite>& writes) {
   }
 }
 
-void QueueController::ApplyToSnapshot(const admission::Decisions& d, const std::vector<Drained>& drained) {
+void QueueController::ApplyToSnapshot(const admission::Decisions& d, const HeldPreemptions& held,
+                                      const std::vector<Drained>& drained) {
   // (The entries changed are made again at the next pass.)
-  for (const auto& p : d.preempted) snapshot_builder_.Mutable(p.workload)->admission.reset();
+  for (const auto& p : d.preempted) {
+    admission::WorkloadSpec* w = snapshot_builder_.Mutable(p.workload);
+    if (held.victims.count(p.workload))
+      w->evicted = true;  // (still holding its quota)
+    else
+      w->admission.reset();
+  }
   for (const Drained& e : drained)
     if (auto* w = snapshot_builder_.Mutable(e.key)) w->admission.reset();
   for (const auto& a : d.admitted) {
@@ -223,16 +233,22 @@ void QueueController::Pass() {
     return;
   }
   assumed_.HoldEvicted(snapshot_builder_);
+  preemption_hold_.HoldReleased(snapshot_builder_, s.times.start);
   admission::Decisions d = admission::Schedule(snapshot_builder_.snapshot(), workspace_,
                                                admission::ScheduleLimits{tuning_.max_changes_per_pass});
   // (The last admission's victims may take the pass past the limit.)
   s.deferred = admission::KeepFirstAdmissions(d, tuning_.max_changes_per_pass);
+  const HeldPreemptions held = preemption_hold_.Hold(d, snapshot_builder_, [this](const std::string& key) {
+    const api::Workload* w = ObjectOf(key);
+    return w && !OwnerJob(*w).empty();
+  });
+  s.deferred += held.deferred;
   s.stopped_early = s.deferred > 0 || d.not_considered > 0;
   if (s.stopped_early) trigger_.MarkDirty();
   const double decide_seconds = std::chrono::duration<double>(clock_.Now() - s.times.start).count();
 
   const std::vector<Drained> drained = DrainStoppedQueues(state, snapshot_builder_, d, s.times.wall);
-  std::vector<WorkloadWrite> writes = DecisionWrites(d, drained, s.times.wall);
+  std::vector<WorkloadWrite> writes = DecisionWrites(d, held, drained, s.times.wall);
   const size_t queued_pending = writer_->Queued(StatusWriter::kPending);
   PendingReasons::Result pending =
       pending_.Decide(d, snapshot_builder_, assumed_, s.times.start, state.now, s.times.wall,
@@ -241,7 +257,7 @@ void QueueController::Pass() {
   pending_.ForgetGone([&](const std::string& key) { return ObjectOf(key) != nullptr; });
   EnqueueDecisions(writes);
 
-  ApplyToSnapshot(d, drained);
+  ApplyToSnapshot(d, held, drained);
   const QueueTally::Result tally = tally_.Count(snapshot_builder_, d);
   const auto interval =
       QueueStatusInterval(state.cluster_queues.size() + state.local_queues.size(), apiserver_.behind(), tuning_);

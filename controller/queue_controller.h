@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cache/cluster_cache.h"
+#include "cache/compact_workload.h"
 #include "logger.h"
 #include "metrics.h"
 #include "rota/admission/engine.h"
@@ -31,6 +32,7 @@
 #include "scheduling/pacing.h"
 #include "scheduling/pass_trigger.h"
 #include "scheduling/pending_reasons.h"
+#include "scheduling/preemption_hold.h"
 #include "scheduling/queue_metrics.h"
 #include "scheduling/queue_status.h"
 #include "scheduling/queue_tally.h"
@@ -93,11 +95,11 @@ class QueueController {
   // The Workloads the pass schedules: the cache's unfinished ones, with our assumed writes.
   void OverlayWorkloads(api::ClusterState& state, uint64_t pass);
   void TakeWriterOutcomes();
-  std::vector<WorkloadWrite> DecisionWrites(const admission::Decisions& d, const std::vector<Drained>& drained,
-                                            const std::string& now) const;
+  std::vector<WorkloadWrite> DecisionWrites(const admission::Decisions& d, const HeldPreemptions& held,
+                                            const std::vector<Drained>& drained, const std::string& now) const;
   void EnqueueDecisions(std::vector<WorkloadWrite>& writes);
   // Applies the decisions to the kept snapshot's entries, so that the tally counts them.
-  void ApplyToSnapshot(const admission::Decisions& d, const std::vector<Drained>& drained);
+  void ApplyToSnapshot(const admission::Decisions& d, const HeldPreemptions& held, const std::vector<Drained>& drained);
   void Log(const admission::Decisions& d) const;
   struct PassSummary;
   void Finish(admission::Decisions&& d, const PassSummary& s);
@@ -115,6 +117,7 @@ class QueueController {
   PassTrigger trigger_;
   StateCopies copies_;
   AssumedAdmissions assumed_;
+  PreemptionHold preemption_hold_{tuning_.preemptor_first};
   PendingReasons pending_;
   QueueTally tally_;
   QueueStatus queue_status_;

@@ -129,4 +129,14 @@ bool IsFinished(const api::Workload& w) {
   return c && c->status == api::ConditionStatus::kTrue;
 }
 
+std::string OwnerJob(const api::Workload& wl) {
+  const api::Json& refs =
+      wl.metadata.extra.contains("ownerReferences") ? wl.metadata.extra["ownerReferences"] : api::Json();
+  if (!refs.is_array()) return "";
+  for (const auto& r : refs)
+    if (r.value("kind", "") == "Job" && r.value("apiVersion", "") == "batch/v1")
+      return wl.metadata.namespace_ + "/" + r.value("name", "");
+  return "";
+}
+
 }  // namespace rota::controller

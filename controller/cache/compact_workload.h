@@ -28,4 +28,8 @@ Result<std::shared_ptr<const api::Workload>> DecodeCachedWorkload(api::Json& doc
 // Whether the Workload has condition Finished=True.
 bool IsFinished(const api::Workload& w);
 
+// The Job that owns a Workload (an owner reference of kind Job, batch/v1), as "namespace/name",
+// or "" for none.
+std::string OwnerJob(const api::Workload& wl);
+
 }  // namespace rota::controller

@@ -55,6 +55,10 @@ struct SchedulingTuning {
   // takes minutes to write, and quota freed meanwhile would wait for all of it. The engine stops
   // at the limit too, so that it does not decide what it will not hand over.
   size_t max_changes_per_pass = 500;
+  // A victim that has given its quota back (preemption_hold.h) is not admitted again for this
+  // long while its preemptor waits, so that the quota goes to the preemptor first, not back to
+  // the victim (which may be older, and borrowing).
+  s preemptor_first{10};
 
   // --- Status writes (status_apply_sink.h, StatusWriter) ---
   // Writes in flight at once (the client's QPS limit holds): of any kind, and more of queue

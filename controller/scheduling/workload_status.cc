@@ -124,6 +124,16 @@ WorkloadWrite PreemptWrite(const api::Workload& w, const admission::PreemptDecis
   return Write(w, {{"conditions", OwnedConditions(w, updates, now)}}, std::optional<api::Admission>());
 }
 
+WorkloadWrite EvictWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now) {
+  const std::string message = PreemptionMessage(p);
+  const Updates updates = {{std::string(wc::kEvicted), {"True", "Preempted", message}},
+                           {std::string(wc::kPreempted), {"True", admission::ToString(p.reason), message}}};
+  Json status = {{"conditions", OwnedConditions(w, updates, now)}};
+  // (Applied in full: an apply that left out the admission would remove it.)
+  if (w.status && w.status->admission) status["admission"] = api::EncodeValue(*w.status->admission);
+  return Write(w, std::move(status), std::nullopt);
+}
+
 WorkloadWrite DrainWrite(const api::Workload& w, bool by_cluster_queue, const std::string& now) {
   const std::string reason = by_cluster_queue ? "ClusterQueueStopped" : "LocalQueueStopped";
   const std::string message = by_cluster_queue ? "The ClusterQueue is stopped" : "The LocalQueue is stopped";

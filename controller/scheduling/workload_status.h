@@ -26,6 +26,9 @@ struct WorkloadWrite {
 
 WorkloadWrite AdmitWrite(const api::Workload& w, const admission::AdmitDecision& d, const std::string& now);
 WorkloadWrite PreemptWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now);
+// A preemption whose victim keeps its quota until its pods are gone (preemption_hold.h): Evicted
+// and Preempted set, the admission and QuotaReserved as they are. Assumes nothing.
+WorkloadWrite EvictWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now);
 // Evicted because its ClusterQueue (`by_cluster_queue`) or its LocalQueue has stopPolicy
 // HoldAndDrain.
 WorkloadWrite DrainWrite(const api::Workload& w, bool by_cluster_queue, const std::string& now);

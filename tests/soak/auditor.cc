@@ -57,7 +57,7 @@ bool HoldsQuota(const Json& workload) {
          ConditionTrue(workload, "QuotaReserved") && !ConditionTrue(workload, "Finished");
 }
 
-void Auditor::OnWorkload(const Json& workload, bool deleted) {
+void Auditor::OnWorkload(const Json& workload, bool deleted, std::chrono::steady_clock::time_point now) {
   std::lock_guard l(mu_);
   const std::string key = Key(workload);
   auto was = admitted_.find(key);
@@ -65,7 +65,7 @@ void Auditor::OnWorkload(const Json& workload, bool deleted) {
   if (!holds) {
     if (was != admitted_.end()) {
       if (!deleted && ConditionTrue(workload, "Evicted")) ++evictions_;
-      ++job_evictions_[was->second.job_uid];  // (or finished, or deleted: no longer holding quota)
+      released_[was->second.job_uid] = now;  // (evicted, finished or deleted)
       admitted_.erase(was);
     }
     return;
@@ -101,7 +101,8 @@ void Auditor::Check(const std::string& cq) {
   for (const auto& [fr, used] : usage) {
     auto limit = queue->second.find(fr);
     if (limit == queue->second.end()) {
-      ViolationLocked("ClusterQueue " + cq + " admitted " + std::to_string(used) + " of " + fr + ", which it has no quota for");
+      ViolationLocked("ClusterQueue " + cq + " admitted " + std::to_string(used) + " of " + fr +
+                      ", which it has no quota for");
       continue;
     }
     const QueueLimit& q = limit->second;
@@ -132,9 +133,14 @@ void Auditor::CheckCohort(const std::string& cohort, const std::string& fr) {
     pool += lent;
     drawn += std::max<int64_t>(0, usage[cq] - (q.nominal - lent));
   }
-  if (drawn > pool)
-    ViolationLocked("cohort " + cohort + " has " + std::to_string(drawn) + " of " + fr +
-                    " in use from its shared pool of " + std::to_string(pool));
+  if (drawn <= pool) return;
+  std::string holders;
+  for (const auto& [k, h] : admitted_) {
+    auto u = h.usage.find(fr);
+    if (u != h.usage.end()) holders += " " + k + "@" + h.cluster_queue + "=" + std::to_string(u->second);
+  }
+  ViolationLocked("cohort " + cohort + " has " + std::to_string(drawn) + " of " + fr +
+                  " in use from its shared pool of " + std::to_string(pool) + "; held by" + holders);
 }
 
 void Auditor::OnJob(const Json& job, std::chrono::steady_clock::time_point now) {
@@ -142,8 +148,7 @@ void Auditor::OnJob(const Json& job, std::chrono::steady_clock::time_point now) 
   const std::string uid = job["metadata"].value("uid", "");
   const bool running = !job["spec"].value("suspend", false);
   auto was = running_.find(uid);
-  if (was != running_.end() && was->second && !running)
-    suspects_.push_back({Key(job), uid, now, job_evictions_[uid]});
+  if (was != running_.end() && was->second && !running) suspects_.push_back({Key(job), uid, now});
   running_[uid] = running;
 }
 
@@ -157,7 +162,9 @@ void Auditor::CheckSuspended(std::chrono::steady_clock::time_point now, std::chr
   std::lock_guard l(mu_);
   std::erase_if(suspects_, [&](const Suspect& s) {
     if (now - s.at < grace) return false;
-    if (job_evictions_[s.uid] == s.evictions && JobHoldsQuota(s.uid))
+    auto released = released_.find(s.uid);
+    const bool gave_back = released != released_.end() && released->second >= s.at - grace;
+    if (!gave_back && JobHoldsQuota(s.uid))
       ViolationLocked("Job " + s.job + " was suspended while its Workload held quota and was not evicted");
     return true;
   });
@@ -196,7 +203,8 @@ void Auditor::CheckFinished(const std::vector<std::string>& submitted, const std
     const int64_t succeeded = job.value("status", Json::object()).value("succeeded", 0);
     if (!ConditionTrue(job, "Complete") || ConditionTrue(job, "Failed") || succeeded != completions)
       Violation("Job " + name + " did not finish exactly once: " + std::to_string(succeeded) + " of " +
-                std::to_string(completions) + " pods succeeded, Complete=" + (ConditionTrue(job, "Complete") ? "True" : "False"));
+                std::to_string(completions) +
+                " pods succeeded, Complete=" + (ConditionTrue(job, "Complete") ? "True" : "False"));
     const auto& own = workloads_of[job["metadata"].value("uid", "")];
     if (own.size() != 1)
       Violation("Job " + name + " has " + std::to_string(own.size()) + " Workloads, not one");
@@ -209,8 +217,8 @@ void Auditor::Recovered(const std::string& kind, std::chrono::milliseconds took,
   std::lock_guard l(mu_);
   worst_[kind] = std::max(worst_[kind], took);
   if (took > limit)
-    ViolationLocked("admissions resumed " + std::to_string(took.count()) + " ms after " + kind + ", above the limit of " +
-                    std::to_string(limit.count()) + " ms");
+    ViolationLocked("admissions resumed " + std::to_string(took.count()) + " ms after " + kind +
+                    ", above the limit of " + std::to_string(limit.count()) + " ms");
 }
 
 void Auditor::Violation(const std::string& what) {

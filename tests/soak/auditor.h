@@ -42,14 +42,17 @@ class Auditor {
   // replicas' logs).
   void OnViolation(std::function<void(const std::string&)> log) { log_ = std::move(log); }
 
-  // Each state of a Workload as its watch shows it, in order; `deleted` when it is gone.
-  void OnWorkload(const Json& workload, bool deleted);
+  // Each state of a Workload as its watch shows it, in order, seen at `now`; `deleted` when it is
+  // gone.
+  void OnWorkload(const Json& workload, bool deleted,
+                  std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
   // Each state of a Job as its watch shows it, seen at `now`. A Job that goes from running to
   // suspended is a suspect, judged by CheckSuspended once `grace` has passed (the watches of Jobs
   // and Workloads arrive apart).
   void OnJob(const Json& job, std::chrono::steady_clock::time_point now);
-  // Suspects older than `grace`: a violation if the Job's Workload holds quota and was not evicted
-  // since the Job was suspended.
+  // Suspects older than `grace`: a violation if the Job's Workload holds quota and gave none back
+  // from `grace` before the suspension until now (the eviction comes first, but its watch event
+  // may come after the Job's).
   void CheckSuspended(std::chrono::steady_clock::time_point now, std::chrono::milliseconds grace);
   // Pods listed before and after `workloads` were: a pod running in both lists ran when the
   // Workloads were listed, so its Job's Workload must have been admitted in that list.
@@ -81,14 +84,13 @@ class Auditor {
   struct Suspect {
     std::string job, uid;
     std::chrono::steady_clock::time_point at;
-    int64_t evictions;  // of the Job's Workloads when it was suspended
   };
   bool JobHoldsQuota(const std::string& uid) const;
 
   const Limits limits_;
   std::function<void(const std::string&)> log_;
-  std::map<std::string, bool> running_;             // Job uid -> not suspended, as last seen
-  std::map<std::string, int64_t> job_evictions_;    // Job uid -> evictions of its Workloads
+  std::map<std::string, bool> running_;                                    // Job uid -> not suspended, as last seen
+  std::map<std::string, std::chrono::steady_clock::time_point> released_;  // Job uid -> its Workload's last release
   std::vector<Suspect> suspects_;
   mutable std::mutex mu_;
   std::map<std::string, Held> admitted_;  // Workload namespace/name -> what it holds

@@ -51,7 +51,7 @@ TEST(AuditorTest, AQueueAboveNominalPlusBorrowingLimitIsAViolation) {
   a.OnWorkload(Workload("w2", "a", 3, "j2"), false);
   ASSERT_EQ(a.violation_count(), 2);
   EXPECT_EQ(a.violations()[0], "ClusterQueue a holds 7 of f/gpu, above nominal 4 + borrowingLimit 2");
-  EXPECT_EQ(a.violations()[1], "cohort c has 7 of f/gpu in use from its shared pool of 5");
+  EXPECT_EQ(a.violations()[1], "cohort c has 7 of f/gpu in use from its shared pool of 5; held by ns/w1@a=4 ns/w2@a=3");
 }
 
 TEST(AuditorTest, BorrowingMoreThanTheCohortLendsIsAViolation) {
@@ -64,7 +64,8 @@ TEST(AuditorTest, BorrowingMoreThanTheCohortLendsIsAViolation) {
   // b borrowing 2 more (6 held, 3 above what it keeps) with a holding 4: 4 + 3 = 7 from a pool of 5.
   a.OnWorkload(Workload("b2", "b", 2, "j3"), false);
   ASSERT_EQ(a.violation_count(), 1);
-  EXPECT_EQ(a.violations()[0], "cohort c has 7 of f/gpu in use from its shared pool of 5");
+  EXPECT_EQ(a.violations()[0],
+            "cohort c has 7 of f/gpu in use from its shared pool of 5; held by ns/a1@a=4 ns/b1@b=4 ns/b2@b=2");
 }
 
 TEST(AuditorTest, ReleasedQuotaIsFreeAgain) {

@@ -17,9 +17,9 @@ enum class FaultKind {
   kStallProxy,        // the proxy between rota and the apiserver holds every byte for a while
   kCutProxy,          // the proxy resets every connection
 };
-inline constexpr FaultKind kAllFaultKinds[] = {FaultKind::kKillLeader,  FaultKind::kStopLeader,
+inline constexpr FaultKind kAllFaultKinds[] = {FaultKind::kKillLeader,       FaultKind::kStopLeader,
                                                FaultKind::kRestartApiserver, FaultKind::kCompactEtcd,
-                                               FaultKind::kStallProxy,  FaultKind::kCutProxy};
+                                               FaultKind::kStallProxy,       FaultKind::kCutProxy};
 std::string ToString(FaultKind kind);
 
 struct Fault {
@@ -32,7 +32,7 @@ struct ScheduleOptions {
   std::chrono::seconds duration{180};  // faults are planned to fit in this much time
   std::chrono::seconds gap_min{5}, gap_max{15};
   std::chrono::seconds stall_min{3}, stall_max{12};
-  std::chrono::seconds stop_length{8};  // longer than the replicas' lease
+  std::chrono::seconds stop_length{8};         // longer than the replicas' lease
   std::chrono::seconds expected_recovery{10};  // time planned for each fault's recovery
 };
 

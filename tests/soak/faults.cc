@@ -40,7 +40,8 @@ bool CompactEtcd(FaultTargets& t) {
   std::string line, etcd;
   while (std::getline(in, line))
     if (line.rfind("etcd=", 0) == 0) etcd = line.substr(5);
-  testing::CommandResult range = testing::Run({"curl", "-sf", "-X", "POST", etcd + "/v3/kv/range", "-d", R"({"key":"AA=="})"});
+  testing::CommandResult range =
+      testing::Run({"curl", "-sf", "-X", "POST", etcd + "/v3/kv/range", "-d", R"({"key":"AA=="})"});
   if (!range.ok()) {
     std::cerr << "soak: etcd at '" << etcd << "' did not answer: " << range.err << "\n";
     return false;

@@ -11,15 +11,19 @@ Json JobObject(const std::string& name, const std::string& ns, const JobShape& s
   Json container = {{"name", "train"},
                     {"image", "registry.example/train:1"},
                     {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(shape.gpus_each)}}}}}};
-  Json pod = {{"metadata",
-               {{"annotations", {{"pod-complete.stage.kwok.x-k8s.io/delay", std::to_string(shape.runtime.count()) + "s"}}}}},
-              {"spec", {{"restartPolicy", "Never"}, {"terminationGracePeriodSeconds", 5}, {"containers", {container}}}}};
+  Json pod = {
+      {"metadata",
+       {{"annotations", {{"pod-complete.stage.kwok.x-k8s.io/delay", std::to_string(shape.runtime.count()) + "s"}}}}},
+      {"spec", {{"restartPolicy", "Never"}, {"terminationGracePeriodSeconds", 5}, {"containers", {container}}}}};
   Json job = {{"apiVersion", "batch/v1"}, {"kind", "Job"}};
   job["metadata"] = {{"name", name}, {"namespace", ns}};
   job["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", shape.queue},
                                {"kueue.x-k8s.io/priority-class", shape.priority_class}};
-  job["spec"] = {{"suspend", true},     {"parallelism", shape.pods}, {"completions", shape.pods},
-                 {"backoffLimit", 6},   {"template", pod}};
+  job["spec"] = {{"suspend", true},
+                 {"parallelism", shape.pods},
+                 {"completions", shape.pods},
+                 {"backoffLimit", 6},
+                 {"template", pod}};
   return job;
 }
 

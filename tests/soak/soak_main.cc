@@ -5,6 +5,7 @@
 //
 //   rota-soak --rota build/bin/rota --kubeconfig .cluster/kubeconfig --duration 180s [--seed N]
 
+#include <yaml-cpp/yaml.h>
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <filesystem>
@@ -12,7 +13,6 @@
 #include <iostream>
 #include <random>
 #include <thread>
-#include <yaml-cpp/yaml.h>
 
 #include "rota/apiclient/config.h"
 #include "rota/apiclient/informer.h"
@@ -94,9 +94,9 @@ Watch WatchAll(apiclient::Client& client, const apiclient::Resource& resource, c
 // The auditor's watches of the soak's Workloads and Jobs, straight to the apiserver.
 std::pair<Watch, Watch> WatchForAuditor(apiclient::Client& client, const Setup& setup, Auditor& auditor) {
   apiclient::Informer<Json>::Handlers w;
-  w.on_add = [&auditor](const Json& o) { auditor.OnWorkload(o, false); };
-  w.on_update = [&auditor](const Json&, const Json& o) { auditor.OnWorkload(o, false); };
-  w.on_delete = [&auditor](const Json& o) { auditor.OnWorkload(o, true); };
+  w.on_add = [&auditor](const Json& o) { auditor.OnWorkload(o, false, Clock::now()); };
+  w.on_update = [&auditor](const Json&, const Json& o) { auditor.OnWorkload(o, false, Clock::now()); };
+  w.on_delete = [&auditor](const Json& o) { auditor.OnWorkload(o, true, Clock::now()); };
   apiclient::Informer<Json>::Handlers j;
   j.on_add = [&auditor](const Json& o) { auditor.OnJob(o, Clock::now()); };
   j.on_update = [&auditor](const Json&, const Json& o) { auditor.OnJob(o, Clock::now()); };
@@ -111,8 +111,8 @@ std::map<std::string, int> RunFaults(const std::vector<Fault>& schedule, FaultTa
   int probes = 0;
   for (const Fault& f : schedule) {
     std::this_thread::sleep_for(f.gap);
-    std::cerr << "soak: " << ToString(f.kind) << (f.length.count() ? " for " + std::to_string(f.length.count()) + " s" : "")
-              << "\n";
+    std::cerr << "soak: " << ToString(f.kind)
+              << (f.length.count() ? " for " + std::to_string(f.length.count()) + " s" : "") << "\n";
     const std::optional<Clock::time_point> lifted = Inject(f, targets);
     if (!lifted) {
       auditor.Violation("could not inject " + ToString(f.kind));
@@ -132,8 +132,8 @@ std::map<std::string, int> RunFaults(const std::vector<Fault>& schedule, FaultTa
 }
 
 // Waits until every submitted Job is complete (or `timeout`), then checks them.
-void Drain(apiclient::Client& client, const Setup& setup, const std::vector<std::string>& submitted,
-           Auditor& auditor, std::chrono::seconds timeout) {
+void Drain(apiclient::Client& client, const Setup& setup, const std::vector<std::string>& submitted, Auditor& auditor,
+           std::chrono::seconds timeout) {
   namespace r = apiclient::resources;
   std::vector<Json> jobs, workloads;
   for (auto deadline = Clock::now() + timeout; Clock::now() < deadline; std::this_thread::sleep_for(1s)) {
@@ -154,9 +154,15 @@ void Drain(apiclient::Client& client, const Setup& setup, const std::vector<std:
 
 void Report(const Options& o, uint64_t seed, const std::vector<std::string>& submitted,
             const std::map<std::string, int>& faults, const Auditor& auditor, int starts, const fs::path& out) {
-  Json summary = {{"seed", seed},           {"duration", o.duration},  {"replicas", o.replicas},
-                  {"jobs", submitted.size()}, {"admissions", auditor.admissions()}, {"evictions", auditor.evictions()},
-                  {"replica_starts", starts}, {"faults", faults},       {"violations", auditor.violation_count()}};
+  Json summary = {{"seed", seed},
+                  {"duration", o.duration},
+                  {"replicas", o.replicas},
+                  {"jobs", submitted.size()},
+                  {"admissions", auditor.admissions()},
+                  {"evictions", auditor.evictions()},
+                  {"replica_starts", starts},
+                  {"faults", faults},
+                  {"violations", auditor.violation_count()}};
   std::cout << "soak: seed " << seed << ", " << o.duration << ", " << o.replicas << " replicas (" << starts
             << " starts)\n";
   std::cout << "soak: " << submitted.size() << " Jobs; " << auditor.admissions() << " admissions and "
@@ -188,13 +194,14 @@ int Soak(const Options& o) {
   std::cerr << "soak: seed " << seed << ", namespace " << setup.ns << ", output in " << out << "\n";
 
   const std::string server = config->server;  // https://127.0.0.1:PORT
-  auto proxy = testing::TcpProxy::Start("127.0.0.1", static_cast<uint16_t>(std::stoi(server.substr(server.rfind(':') + 1))));
+  auto proxy =
+      testing::TcpProxy::Start("127.0.0.1", static_cast<uint16_t>(std::stoi(server.substr(server.rfind(':') + 1))));
   Auditor auditor(setup.limits);
   auditor.OnViolation([](const std::string& what) {
     const auto now = std::chrono::system_clock::now();
     const std::time_t t = std::chrono::system_clock::to_time_t(now);
-    const int ms = static_cast<int>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
+    const int ms =
+        static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::gmtime(&t));
     std::fprintf(stderr, "soak: %s.%03d VIOLATION %s\n", stamp, ms, what.c_str());
@@ -216,7 +223,8 @@ int Soak(const Options& o) {
   ScheduleOptions so;
   so.duration = ParseSeconds(o.duration);
   FaultTargets targets{*client, replicas, *proxy, fs::path(o.kubeconfig).parent_path(), setup.ns, "rota-soak", kLease};
-  const auto faults = RunFaults(MakeSchedule(seed, so), targets, setup, auditor, std::chrono::seconds(o.recovery_limit_s));
+  const auto faults =
+      RunFaults(MakeSchedule(seed, so), targets, setup, auditor, std::chrono::seconds(o.recovery_limit_s));
   stop_stream = true;
   load.join();
   Drain(*client, setup, stream.submitted(), auditor, std::chrono::seconds(o.drain_s));

@@ -103,8 +103,7 @@ void Delete(apiclient::Client& client, const Setup& setup) {
   apiclient::DeleteOptions background;
   background.propagation_policy = "Background";
   for (const Json& o : setup.objects)
-    if (!o["metadata"].contains("namespace"))
-      (void)client.Delete(ResourceOf(o), "", o["metadata"]["name"], background);
+    if (!o["metadata"].contains("namespace")) (void)client.Delete(ResourceOf(o), "", o["metadata"]["name"], background);
   (void)client.Delete(apiclient::resources::kNamespaces, "", setup.ns, background);
 }
 

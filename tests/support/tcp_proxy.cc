@@ -21,7 +21,8 @@ namespace {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   using Gate = std::function<void(std::function<void()>)>;
-  Session(tcp::socket client, const Gate& gate) : client_(std::move(client)), upstream_(client_.get_executor()), gate_(gate) {}
+  Session(tcp::socket client, const Gate& gate)
+      : client_(std::move(client)), upstream_(client_.get_executor()), gate_(gate) {}
 
   void Start(const tcp::endpoint& upstream) {
     upstream_.async_connect(upstream, [self = shared_from_this()](boost::system::error_code ec) {
@@ -45,16 +46,17 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   using Buffer = std::array<char, 16384>;
   void Pump(tcp::socket& from, tcp::socket& to, Buffer& buf) {
-    from.async_read_some(asio::buffer(buf), [self = shared_from_this(), &from, &to, &buf](
-                                                boost::system::error_code ec, size_t n) {
-      if (ec) return self->Close();
-      self->gate_([self, &from, &to, &buf, n] {
-        asio::async_write(to, asio::buffer(buf.data(), n), [self, &from, &to, &buf](boost::system::error_code ec, size_t) {
-          if (ec) return self->Close();
-          self->Pump(from, to, buf);
-        });
-      });
-    });
+    from.async_read_some(asio::buffer(buf),
+                         [self = shared_from_this(), &from, &to, &buf](boost::system::error_code ec, size_t n) {
+                           if (ec) return self->Close();
+                           self->gate_([self, &from, &to, &buf, n] {
+                             asio::async_write(to, asio::buffer(buf.data(), n),
+                                               [self, &from, &to, &buf](boost::system::error_code ec, size_t) {
+                                                 if (ec) return self->Close();
+                                                 self->Pump(from, to, buf);
+                                               });
+                           });
+                         });
   }
 
   tcp::socket client_, upstream_;

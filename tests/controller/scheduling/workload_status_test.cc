@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/compact_workload.h"
 #include "small_cluster.h"
 
 namespace rota::controller {
@@ -88,6 +89,33 @@ TEST(WorkloadStatusTest, APreemptionEvictsAndRequeuesWithKueuesReasons) {
   EXPECT_FALSE(w.body["status"].contains("admission"));  // left out: server-side apply clears it
   ASSERT_TRUE(w.assume.has_value());
   EXPECT_FALSE(w.assume->has_value());
+}
+
+// A Job's Workload keeps its quota while its pods stop: the eviction re-applies its admission as
+// the cache holds it, unchanged, and leaves QuotaReserved and Admitted alone.
+TEST(WorkloadStatusTest, AnEvictionThatKeepsTheQuotaReappliesTheAdmissionUnchanged) {
+  const WorkloadWrite admitted = AdmitWrite(WithConditions(Json::array()), Admit(), "2026-11-01T10:00:00Z");
+  Json doc = Json::parse(R"({"metadata": {"name": "a", "namespace": "ml", "resourceVersion": "7"},
+      "spec": {"queueName": "gpu", "podSets": [{"name": "main", "count": 2,
+      "template": {"spec": {"containers": [{"name": "c"}]}}}]}})");
+  doc["status"] = admitted.body["status"];
+  api::JsonInterner templates;
+  Result<api::Workload> cached = DecodeCompactWorkload(doc, templates);
+  ASSERT_TRUE(cached.ok()) << cached.status().message();
+  admission::PreemptDecision p;
+  p.workload = "ml/a";
+  p.preemptor = "ml/urgent";
+  p.reason = admission::PreemptionReason::kInClusterQueue;
+  const WorkloadWrite w = EvictWrite(*cached, p, "2026-11-01T10:05:00Z");
+  EXPECT_EQ(w.body["status"]["admission"], admitted.body["status"]["admission"]);
+  EXPECT_EQ((*Condition(w, "Evicted"))["status"], "True");
+  EXPECT_EQ((*Condition(w, "Evicted"))["reason"], "Preempted");
+  EXPECT_EQ((*Condition(w, "Preempted"))["reason"], "InClusterQueue");
+  EXPECT_EQ((*Condition(w, "QuotaReserved"))["status"], "True");
+  EXPECT_EQ((*Condition(w, "QuotaReserved"))["lastTransitionTime"], "2026-11-01T10:00:00Z");
+  EXPECT_EQ((*Condition(w, "Admitted"))["status"], "True");
+  EXPECT_EQ(Condition(w, "Requeued"), nullptr);
+  EXPECT_FALSE(w.assume.has_value()) << "the admission does not change";
 }
 
 TEST(WorkloadStatusTest, AStoppedQueueDrainsWithItsReason) {

@@ -1,0 +1,72 @@
+#include "scheduling/preemption_hold.h"
+
+#include <algorithm>
+#include <map>
+
+namespace rota::controller {
+
+void PreemptionHold::HoldReleased(api::SnapshotBuilder& builder, TimePoint now) {
+  for (auto it = preemptor_of_.begin(); it != preemptor_of_.end();) {
+    if (KeepHolding(it->first, it->second, builder, now))
+      ++it;
+    else
+      it = preemptor_of_.erase(it);
+  }
+}
+
+bool PreemptionHold::KeepHolding(const std::string& victim, Wait& wait, api::SnapshotBuilder& builder, TimePoint now) {
+  const admission::WorkloadSpec* preemptor = builder.Find(wait.preemptor);
+  const admission::WorkloadSpec* v = builder.Find(victim);
+  if (!preemptor || preemptor->admission || !v) return false;  // admitted, or gone
+  if (v->admission) return true;                                // still releasing
+  if (!wait.released) wait.released = now;
+  if (now - *wait.released >= preemptor_first_) return false;
+  if (v->inadmissible_reason.empty()) {
+    admission::WorkloadSpec* w = builder.Mutable(victim);
+    w->inadmissible_reason = "WaitingForQuota";
+    w->inadmissible_message = "the quota it gave back goes first to " + wait.preemptor + ", which preempted it";
+  }
+  return true;
+}
+
+HeldPreemptions PreemptionHold::Hold(admission::Decisions& d, const api::SnapshotBuilder& builder,
+                                     const std::function<bool(const std::string& key)>& has_pods) {
+  HeldPreemptions held;
+  std::map<std::string, size_t> victims_of;  // preemptor -> victims with pods to stop
+  for (const auto& p : d.preempted)
+    if (has_pods(p.workload)) ++victims_of[p.preemptor];
+  auto first = std::find_if(d.admitted.begin(), d.admitted.end(),
+                            [&](const admission::AdmitDecision& a) { return victims_of.count(a.workload) > 0; });
+  if (first == d.admitted.end()) return held;
+  // The engine went on as if the victims had released their quota: what it admitted after the
+  // first waiting preemptor may use what they still hold. Those admissions (and their victims)
+  // are left to the next pass.
+  const std::string preemptor = first->workload;
+  std::unordered_set<std::string> kept;
+  for (auto it = d.admitted.begin(); it != first; ++it) kept.insert(it->workload);
+  std::erase_if(d.preempted, [&](const admission::PreemptDecision& p) {
+    if (p.preemptor == preemptor) {
+      if (!has_pods(p.workload)) return false;
+      preemptor_of_[p.workload] = {p.preemptor, std::nullopt};
+      const admission::WorkloadSpec* spec = builder.Find(p.workload);
+      if (spec && spec->evicted) return true;  // chosen again while its eviction is under way
+      held.victims.insert(p.workload);
+      return false;
+    }
+    return kept.count(p.preemptor) == 0;
+  });
+  const admission::WorkloadSpec* spec = builder.Find(preemptor);
+  if (spec) {
+    const std::string& key = d.texts.emplace_back(preemptor);
+    const std::string& message =
+        d.texts.emplace_back("Pending the preemption of " + std::to_string(victims_of[preemptor]) + " workload(s)");
+    d.pending.push_back({key, kPendingPreemptionReason, message,
+                         static_cast<size_t>(spec - builder.snapshot().workloads.data()), -1});
+  }
+  held.waiting = 1;
+  held.deferred = static_cast<size_t>(d.admitted.end() - first) - 1;
+  d.admitted.erase(first, d.admitted.end());
+  return held;
+}
+
+}  // namespace rota::controller

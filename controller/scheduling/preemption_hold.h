@@ -1,0 +1,67 @@
+#pragma once
+
+// Kueue's order for a preemption whose victim has pods to stop. The engine admits a preemptor as
+// if its victims had released their quota at once; a victim that is a Job's Workload has pods
+// that run until the Job is suspended and they are gone. So such a victim is evicted (Evicted
+// and Preempted set) but keeps its quota until the Job integration has stopped its pods and
+// releases it, and its preemptor stays pending meanwhile ("Pending the preemption of N
+// workload(s)"). At no moment do running pods hold more than the admitted quota. A victim with
+// no pods of rota's to stop (a plain Workload) releases its quota at once, and its preemptor is
+// admitted in the same pass.
+//
+// Once released, a victim waits (for tuning's preemptor_first at most) while its preemptor is
+// pending, so that the quota it gave back goes to the preemptor rather than back to it.
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "rota/admission/engine.h"
+#include "rota/api/snapshot.h"
+
+namespace rota::controller {
+
+inline constexpr std::string_view kPendingPreemptionReason = "Pending";
+
+struct HeldPreemptions {
+  std::unordered_set<std::string> victims;  // evicted, keeping their quota for now
+  size_t waiting = 0;                       // preemptors taken out of the admissions (0 or 1)
+  size_t deferred = 0;                      // admissions after it, left to the next pass
+};
+
+class PreemptionHold {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+  explicit PreemptionHold(std::chrono::seconds preemptor_first) : preemptor_first_(preemptor_first) {}
+
+  // Before a pass: marks waiting for quota every victim that has released its quota while its
+  // preemptor is still pending (for at most preemptor_first since the release was seen).
+  void HoldReleased(api::SnapshotBuilder& builder, TimePoint now);
+
+  // After the engine: the first admission (in admission order) of a preemptor with a victim for
+  // which `has_pods` is true is taken out of `d.admitted` and listed in `d.pending` (reason
+  // "Pending", Kueue's message); its victims that are already being evicted are taken out of
+  // `d.preempted` (chosen again, they are evicted once). The engine decided the admissions after
+  // it as if those victims had released their quota (a victim may free more than its preemptor
+  // takes): they are taken out too, with their own victims, and left to the next pass.
+  HeldPreemptions Hold(admission::Decisions& d, const api::SnapshotBuilder& builder,
+                       const std::function<bool(const std::string& key)>& has_pods);
+
+  size_t size() const { return preemptor_of_.size(); }
+
+ private:
+  struct Wait {
+    std::string preemptor;
+    std::optional<TimePoint> released;  // when the victim was first seen without its quota
+  };
+  // Whether `victim` still waits for its preemptor; marks it in the snapshot while it does.
+  bool KeepHolding(const std::string& victim, Wait& wait, api::SnapshotBuilder& builder, TimePoint now);
+
+  std::chrono::seconds preemptor_first_;
+  std::unordered_map<std::string, Wait> preemptor_of_;  // victim -> its preemptor
+};
+
+}  // namespace rota::controller
