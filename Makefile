@@ -4,7 +4,7 @@ SHELL := /bin/bash
 BUILD_DIR ?= build
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build test unit-test demo bench cluster-up cluster-down cluster-status clean
+.PHONY: all deps build test unit-test soak demo bench cluster-up cluster-down cluster-status clean
 
 all: build
 
@@ -22,6 +22,10 @@ test: build
 # Unit tests only: no cluster.
 unit-test: build
 	@ctest --test-dir $(BUILD_DIR) --output-on-failure -L unit
+
+# The chaos soak: two replicas under faults for SOAK_DURATION (default 30m); SOAK_SEED replays one.
+soak: build
+	@BUILD_DIR=$(BUILD_DIR) hack/soak.sh
 
 demo: build
 	@hack/demo.sh

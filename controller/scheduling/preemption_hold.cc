@@ -18,7 +18,7 @@ bool PreemptionHold::KeepHolding(const std::string& victim, Wait& wait, api::Sna
   const admission::WorkloadSpec* preemptor = builder.Find(wait.preemptor);
   const admission::WorkloadSpec* v = builder.Find(victim);
   if (!preemptor || preemptor->admission || !v) return false;  // admitted, or gone
-  if (v->admission) return true;                                // still releasing
+  if (v->admission) return true;                               // still releasing
   if (!wait.released) wait.released = now;
   if (now - *wait.released >= preemptor_first_) return false;
   if (v->inadmissible_reason.empty()) {
@@ -60,8 +60,8 @@ HeldPreemptions PreemptionHold::Hold(admission::Decisions& d, const api::Snapsho
     const std::string& key = d.texts.emplace_back(preemptor);
     const std::string& message =
         d.texts.emplace_back("Pending the preemption of " + std::to_string(victims_of[preemptor]) + " workload(s)");
-    d.pending.push_back({key, kPendingPreemptionReason, message,
-                         static_cast<size_t>(spec - builder.snapshot().workloads.data()), -1});
+    d.pending.push_back(
+        {key, kPendingPreemptionReason, message, static_cast<size_t>(spec - builder.snapshot().workloads.data()), -1});
   }
   held.waiting = 1;
   held.deferred = static_cast<size_t>(d.admitted.end() - first) - 1;

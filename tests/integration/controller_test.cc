@@ -387,6 +387,73 @@ std::string JobManifest(const std::string& name, const std::string& labels, int 
          std::to_string(gpus_each) + "\"\n";
 }
 
+// A preempted Job's Workload keeps its quota while its pods terminate (here held terminating by
+// kwok, as a slow checkpoint would hold them); the preemptor waits and says so, and is admitted
+// once the pods are gone and the victim has given the quota back.
+TEST_F(ControllerTest, APreemptedJobKeepsItsQuotaUntilItsPodsAreGone) {
+  const std::string flavor = "a100-" + ns(), cq = "cq-" + ns(), low = "low-" + ns(), high = "high-" + ns();
+  MakeGpuQueue(flavor, cq, 4, "{withinClusterQueue: LowerPriority}");
+  if (HasFatalFailure()) return;
+  for (auto [name, value] : {std::pair{low, 10}, std::pair{high, 100}}) {
+    ASSERT_TRUE(kubectl()
+                    .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " +
+                           name + "\nvalue: " + std::to_string(value) + "\n")
+                    .ok());
+  }
+  StartRota();
+  std::string train = JobManifest(
+      "train", "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + low + "\n", 2, 2, "");
+  train.replace(train.find("    metadata:\n"), 14,
+                "    metadata:\n      annotations:\n        rota.test/hold-termination: \"true\"\n");
+  ASSERT_TRUE(kubectl().Apply(train, ns()).ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"pods", "-l", "job-name=train"}, "{range .items[*]}{.status.phase}{\" \"}{end}",
+                                  ns()) == "Running Running ";
+      },
+      60s))
+      << Log();
+  const std::string train_wl = kubectl().JsonPath({"workloads"}, "{.items[0].metadata.name}", ns());
+  ASSERT_TRUE(
+      kubectl()
+          .Apply(JobManifest("urgent",
+                             "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + high + "\n", 1,
+                             4, "2s"),
+                 ns())
+          .ok());
+  // The preemptor waits for the victim, which is evicted and suspended but still holds its quota
+  // while its pods terminate.
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"workloads"}, "{.items[*].status.conditions[?(@.reason==\"Pending\")].message}",
+                                  ns()) == "Pending the preemption of 1 workload(s)";
+      },
+      60s))
+      << Log();
+  EXPECT_EQ(Condition(train_wl, "Evicted"), "True");
+  EXPECT_EQ(Condition(train_wl, "QuotaReserved"), "True");
+  EXPECT_EQ(Status(train_wl, "{.status.admission.clusterQueue}"), cq);
+  EXPECT_EQ(kubectl().JsonPath({"job", "train"}, "{.spec.suspend}", ns()), "true");
+  EXPECT_EQ(kubectl().JsonPath({"job", "urgent"}, "{.spec.suspend}", ns()), "true");
+  const std::string pods = kubectl().JsonPath({"pods", "-l", "job-name=train"}, "{.items[*].metadata.name}", ns());
+  EXPECT_NE(kubectl().JsonPath({"pods", "-l", "job-name=train"}, "{.items[0].metadata.deletionTimestamp}", ns()), "");
+
+  // The pods finish terminating: the quota goes back, and to the preemptor.
+  std::istringstream names(pods);
+  for (std::string pod; names >> pod;) kubectl()({"annotate", "pod", pod, "rota.test/hold-termination-", "-n", ns()});
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"job", "urgent"}, "{.spec.suspend}", ns()) == "false";
+      },
+      60s))
+      << Log();
+  EXPECT_EQ(Condition(train_wl, "QuotaReserved", "reason"), "Pending");
+  EXPECT_EQ(Condition(train_wl, "Requeued", "reason"), "Preempted");
+  EXPECT_EQ(Status(train_wl, "{.status.admission}"), "");
+  DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor, "workloadpriorityclass/" + low,
+             "workloadpriorityclass/" + high});
+}
+
 // A deep queue does not cost a status write per waiting workload: the head of the ClusterQueue
 // says why it waits, the ones behind it say nothing until their turn comes.
 TEST_F(ControllerTest, OnlyTheHeadOfAQueueWaitingForQuotaSaysWhy) {

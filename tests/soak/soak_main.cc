@@ -22,6 +22,7 @@
 #include "soak/job_stream.h"
 #include "soak/replicas.h"
 #include "soak/soak_setup.h"
+#include "support/kube.h"
 #include "support/tcp_proxy.h"
 
 namespace rota::soak {
@@ -179,6 +180,28 @@ void Report(const Options& o, uint64_t seed, const std::vector<std::string>& sub
   std::ofstream(out / "summary.json") << summary.dump(2) << "\n";
 }
 
+// Refuses a cluster that is not the local test control plane (the soak installs CRDs cluster-wide
+// and restarts its apiserver), then installs rota's CRDs.
+bool Prepare(apiclient::Client& client, const std::string& kubeconfig) {
+  if (!client.Get(apiclient::resources::kConfigMaps, "kube-system", "rota-local-control-plane").ok()) {
+    std::cerr << "soak: " << kubeconfig
+              << " is not rota's local control plane (no ConfigMap kube-system/rota-local-control-plane); "
+                 "start one with hack/cluster.sh up\n";
+    return false;
+  }
+  const std::string crds = (fs::path(ROTA_SOURCE_DIR) / "crds").string();
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"kubectl", "--kubeconfig", kubeconfig, "apply", "-f", crds},
+        {"kubectl", "--kubeconfig", kubeconfig, "wait", "--for=condition=Established", "--timeout=60s", "-f", crds}}) {
+    testing::CommandResult r = testing::Run(args);
+    if (!r.ok()) {
+      std::cerr << "soak: " << args[3] << " CRDs: " << r.err << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 int Soak(const Options& o) {
   const uint64_t seed = o.seed ? o.seed : std::random_device{}();
   const fs::path out = fs::absolute(o.out);
@@ -189,6 +212,7 @@ int Soak(const Options& o) {
     return 2;
   }
   auto client = std::move(apiclient::Client::Create(*config).value());
+  if (!Prepare(*client, o.kubeconfig)) return 2;
   const Setup setup = MakeSetup(std::to_string(seed % 100000));
   if (!Apply(*client, setup)) return 2;
   std::cerr << "soak: seed " << seed << ", namespace " << setup.ns << ", output in " << out << "\n";
