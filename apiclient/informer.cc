@@ -78,13 +78,20 @@ void Reflector::Run() {
       wo.settle = options_.settle;
       const auto min = options_.min_watch_timeout.count();
       wo.timeout_seconds = static_cast<int>(min + std::uniform_int_distribution<long>(0, min > 0 ? min - 1 : 0)(rng));
+      // The version of the last event applied: a watch that breaks resumes from there, not from
+      // where it began (the apiserver would send again what the store already has, and the
+      // handlers would see objects go back to older versions until it caught up).
+      std::string seen;
       auto watched = client_.Watch(
           resource_, ns_, wo,
           [&](WatchEvent& e) {
+            if (auto m = e.object.find("metadata"); m != e.object.end() && m->is_object())
+              seen = m->value("resourceVersion", seen);
             if (e.type != "BOOKMARK") Apply(e.type, std::move(e.object));
             return true;
           },
           &stop_);
+      if (!seen.empty()) rv = last_rv_ = seen;
       if (watched.ok()) {
         if (!watched->empty()) rv = *watched;
         last_rv_ = rv;

@@ -13,6 +13,7 @@
 #include "rota/apiclient/client.h"
 #include "rota/apiclient/informer.h"
 #include "support/kube.h"
+#include "support/tcp_proxy.h"
 
 namespace rota::testing {
 namespace {
@@ -79,7 +80,8 @@ class DisruptiveTest : public ClusterTest {
       return out;
     }
   };
-  std::unique_ptr<Informer<Name>> Watch(Recording& rec) {
+  std::unique_ptr<Informer<Name>> Watch(Recording& rec) { return Watch(rec, *client_); }
+  std::unique_ptr<Informer<Name>> Watch(Recording& rec, Client& client) {
     Informer<Name>::Handlers h;
     h.on_add = [&](const Name& n) {
       std::lock_guard l(rec.mu);
@@ -95,7 +97,7 @@ class DisruptiveTest : public ClusterTest {
     };
     InformerOptions o;
     o.backoff_base = 200ms;  // reconnect quickly in the test
-    auto inf = std::make_unique<Informer<Name>>(*client_, resources::kConfigMaps, ns(), Name::Decode, h, o);
+    auto inf = std::make_unique<Informer<Name>>(client, resources::kConfigMaps, ns(), Name::Decode, h, o);
     inf->Start();
     return inf;
   }
@@ -135,6 +137,46 @@ TEST_F(DisruptiveTest, InformerSurvivesAnApiserverRestartWithoutLosingOrRepeatin
   std::sort(events.begin() + 2, events.end());
   EXPECT_EQ(events, (std::vector<std::string>{"add a=1", "add b=1", "add c=1", "delete b", "update a 1->2"}));
   inf->Stop();
+}
+
+// A watch whose connection is cut mid-stream resumes from the last event it applied: the
+// apiserver does not send again what the store has, so no object goes back to an older version.
+TEST_F(DisruptiveTest, AWatchCutMidStreamResumesFromItsLastEvent) {
+  auto cfg = LoadKubeconfig(KubeconfigFromEnv());
+  ASSERT_TRUE(cfg.ok());
+  const std::string server = cfg->server;
+  auto proxy = TcpProxy::Start("127.0.0.1", static_cast<uint16_t>(std::stoi(server.substr(server.rfind(':') + 1))));
+  cfg->server = "https://127.0.0.1:" + std::to_string(proxy->port());
+  auto proxied = std::move(Client::Create(*cfg).value());
+  Recording rec;
+  auto inf = Watch(rec, *proxied);
+  ASSERT_TRUE(Eventually([&] { return inf->HasSynced(); }, 30s));
+  auto set_all = [&](const std::string& value) {
+    for (int i = 0; i < 5; ++i) {
+      const std::string name = "cm-" + std::to_string(i);
+      Json cm = ConfigMap(name, value);
+      auto r = value == "v1" ? client_->Create(resources::kConfigMaps, ns(), cm)
+                             : client_->Patch(resources::kConfigMaps, ns(), name, PatchType::kMerge, cm);
+      ASSERT_TRUE(r.ok()) << r.error().ToString();
+    }
+  };
+  set_all("v1");
+  set_all("v2");
+  ASSERT_TRUE(Eventually([&] { return Converged(*inf); }, 30s));
+  proxy->CutAll();
+  set_all("v3");
+  ASSERT_TRUE(Eventually([&] { return Converged(*inf); }, 30s));
+  std::vector<std::string> expected;
+  for (const char* step : {"add cm-%d=v1", "update cm-%d v1->v2", "update cm-%d v2->v3"})
+    for (int i = 0; i < 5; ++i) {
+      char e[64];
+      std::snprintf(e, sizeof e, step, i);
+      expected.push_back(e);
+    }
+  std::vector<std::string> got = rec.Snapshot();
+  std::sort(got.begin(), got.end());
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(got, expected);
 }
 
 TEST_F(DisruptiveTest, WatchFromACompactedVersionAsksForARelist) {
