@@ -59,6 +59,7 @@ Result<JobInfo> JobInfo::Decode(const Json& job) {
     for (const auto& c : status["conditions"]) {
       if (c.value("status", "") != "True") continue;
       const std::string type = c.value("type", "");
+      if (type == "Suspended") j.suspension_seen = true;
       if (type == "Complete") j.finished = "Succeeded";
       if (type == "Failed") j.finished = "Failed";
       if (!j.finished.empty()) j.finished_message = c.value("message", "Job finished");
@@ -360,7 +361,10 @@ bool JobController::Start(const JobInfo& job, const api::Workload& wl) {
 
 bool JobController::StopThenRelease(const JobInfo& job, const api::Workload& wl) {
   if (!Stop(job, wl)) return false;
-  if (!job.suspend || job.active > 0) return true;  // the Job's update once its pods are gone comes back here
+  // The Job controller has seen the suspension (Suspended=True, written with the counts that
+  // follow from it): before that, active may be 0 only because the pods just made are not
+  // counted yet. Its next update, once the pods are gone, comes back here.
+  if (!job.suspend || !job.suspension_seen || job.active > 0) return true;
   const std::string key = wl.metadata.namespace_ + "/" + wl.metadata.name;
   auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
                          apiclient::PatchType::kMerge, QuotaReleasePatch(wl, WallNow()), {"rota-job", false, "status"});

@@ -38,9 +38,10 @@ struct JobInfo {
   bool suspend = false;
   int32_t parallelism = 1;
   std::optional<int32_t> completions;
-  bool started = false;  // status.startTime is set
-  int32_t active = 0;    // pods running or terminating (status.active + status.terminating)
-  std::string finished;  // "Succeeded" / "Failed" once the Job has finished, else ""
+  bool started = false;          // status.startTime is set
+  int32_t active = 0;            // pods running or terminating (status.active + status.terminating)
+  bool suspension_seen = false;  // condition Suspended=True: the Job controller has acted on it
+  std::string finished;          // "Succeeded" / "Failed" once the Job has finished, else ""
   std::string finished_message;
   apiclient::Json pod_template;
 

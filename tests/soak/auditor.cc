@@ -57,19 +57,8 @@ bool HoldsQuota(const Json& workload) {
          ConditionTrue(workload, "QuotaReserved") && !ConditionTrue(workload, "Finished");
 }
 
-void Auditor::OnWorkload(const Json& workload, bool deleted, std::chrono::steady_clock::time_point now) {
-  std::lock_guard l(mu_);
-  const std::string key = Key(workload);
-  auto was = admitted_.find(key);
-  const bool holds = !deleted && HoldsQuota(workload);
-  if (!holds) {
-    if (was != admitted_.end()) {
-      if (!deleted && ConditionTrue(workload, "Evicted")) ++evictions_;
-      released_[was->second.job_uid] = now;  // (evicted, finished or deleted)
-      admitted_.erase(was);
-    }
-    return;
-  }
+std::optional<Auditor::Held> Auditor::HeldBy(const Json& workload, const std::string& key) {
+  if (!HoldsQuota(workload)) return std::nullopt;
   Held held{workload["status"]["admission"].value("clusterQueue", ""), OwnerJobUid(workload), {}};
   for (const Json& a : workload["status"]["admission"].value("podSetAssignments", Json::array())) {
     const Json flavors = a.value("flavors", Json::object());
@@ -77,18 +66,63 @@ void Auditor::OnWorkload(const Json& workload, bool deleted, std::chrono::steady
     for (const auto& item : usage.items()) {
       const std::string& resource = item.key();
       const std::optional<int64_t> v = WholeAmount(item.value());
-      if (!v) return ViolationLocked("Workload " + key + " holds an unreadable amount of " + resource);
+      if (!v) {
+        ViolationLocked("Workload " + key + " holds an unreadable amount of " + resource);
+        return std::nullopt;
+      }
       held.usage[flavors.value(resource, "?") + "/" + resource] += *v;
     }
   }
-  if (was == admitted_.end()) {
+  return held;
+}
+
+void Auditor::Release(const std::string& key, bool evicted, std::chrono::steady_clock::time_point now) {
+  auto was = admitted_.find(key);
+  if (was == admitted_.end()) return;
+  if (evicted) ++evictions_;
+  released_[was->second.job_uid] = now;  // (evicted, finished or deleted)
+  admitted_.erase(was);
+}
+
+void Auditor::OnWorkload(const Json& workload, bool deleted, std::chrono::steady_clock::time_point now) {
+  std::lock_guard l(mu_);
+  const std::string key = Key(workload);
+  std::optional<Held> held = deleted ? std::nullopt : HeldBy(workload, key);
+  if (!held) return Release(key, !deleted && ConditionTrue(workload, "Evicted"), now);
+  if (!admitted_.count(key)) {
     ++admissions_;
     for (const auto& [other, h] : admitted_)
-      if (!held.job_uid.empty() && h.job_uid == held.job_uid)
-        ViolationLocked("Job " + held.job_uid + " has two Workloads admitted at once: " + other + " and " + key);
+      if (!held->job_uid.empty() && h.job_uid == held->job_uid)
+        ViolationLocked("Job " + held->job_uid + " has two Workloads admitted at once: " + other + " and " + key);
   }
-  admitted_[key] = held;
-  Check(held.cluster_queue);
+  const std::string cq = held->cluster_queue;
+  admitted_[key] = std::move(*held);
+  Check(cq);
+}
+
+void Auditor::ReplaceWorkloads(const std::vector<Json>& workloads, std::chrono::steady_clock::time_point now) {
+  std::lock_guard l(mu_);
+  std::map<std::string, Held> fresh;
+  std::map<std::string, bool> evicted;
+  for (const Json& w : workloads) {
+    const std::string key = Key(w);
+    if (auto held = HeldBy(w, key)) fresh[key] = std::move(*held);
+    evicted[key] = ConditionTrue(w, "Evicted");
+  }
+  std::vector<std::string> gone;
+  for (const auto& [key, h] : admitted_)
+    if (!fresh.count(key)) gone.push_back(key);
+  for (const std::string& key : gone) Release(key, evicted[key], now);
+  for (const auto& [key, h] : fresh) admissions_ += admitted_.count(key) == 0;
+  admitted_ = std::move(fresh);
+  std::set<std::string> queues;
+  for (const auto& [key, h] : admitted_) queues.insert(h.cluster_queue);
+  for (const std::string& cq : queues) Check(cq);
+}
+
+void Auditor::ReplaceJobs(const std::vector<Json>& jobs) {
+  std::lock_guard l(mu_);
+  for (const Json& job : jobs) running_[job["metadata"].value("uid", "")] = !job["spec"].value("suspend", false);
 }
 
 void Auditor::Check(const std::string& cq) {

@@ -46,6 +46,13 @@ class Auditor {
   // gone.
   void OnWorkload(const Json& workload, bool deleted,
                   std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
+  // After a list (a watch that could not resume): every Workload as it is now. The changes
+  // since the last state seen are taken at once, and the result checked once (a list's items in
+  // any order would pass through states that never were).
+  void ReplaceWorkloads(const std::vector<Json>& workloads,
+                        std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
+  // After a list of Jobs: their states, without judging transitions not seen.
+  void ReplaceJobs(const std::vector<Json>& jobs);
   // Each state of a Job as its watch shows it, seen at `now`. A Job that goes from running to
   // suspended is a suspect, judged by CheckSuspended once `grace` has passed (the watches of Jobs
   // and Workloads arrive apart).
@@ -77,6 +84,10 @@ class Auditor {
     std::string cluster_queue, job_uid;
     std::map<std::string, int64_t> usage;  // "flavor/resource" -> amount (whole units)
   };
+  // What `workload` holds, or nullopt when it holds no quota (a violation is recorded when what
+  // it holds cannot be read).
+  std::optional<Held> HeldBy(const Json& workload, const std::string& key);
+  void Release(const std::string& key, bool evicted, std::chrono::steady_clock::time_point now);
   void Check(const std::string& cluster_queue);
   void CheckCohort(const std::string& cohort, const std::string& key);
   void ViolationLocked(const std::string& what);

@@ -84,6 +84,19 @@ TEST(AuditorTest, ReleasedQuotaIsFreeAgain) {
   EXPECT_EQ(a.violation_count(), 1);
 }
 
+TEST(AuditorTest, AListIsJudgedWholeNotItemByItem) {
+  Auditor a(TestLimits());
+  a.OnWorkload(Workload("s1", "solo", 2, "j1"), false);
+  // Listed after a watch could not resume: s1 gave its quota back and s2 took it. Taken item by
+  // item, s2 before s1 would pass through 4 GPUs held in a queue of 2.
+  a.ReplaceWorkloads({Workload("s2", "solo", 2, "j2"), Workload("s1", "solo", 2, "j1", false)});
+  EXPECT_EQ(a.violation_count(), 0);
+  EXPECT_EQ(a.admissions(), 2);
+  a.ReplaceWorkloads({Workload("s2", "solo", 2, "j2"), Workload("s3", "solo", 1, "j3")});
+  ASSERT_EQ(a.violation_count(), 1);
+  EXPECT_EQ(a.violations()[0], "ClusterQueue solo holds 3 of f/gpu, above its nominal 2 and in no cohort");
+}
+
 TEST(AuditorTest, TwoAdmittedWorkloadsOfOneJobAreAViolation) {
   Auditor a(TestLimits());
   a.OnWorkload(Workload("w1", "a", 1, "job"), false);

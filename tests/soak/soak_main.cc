@@ -80,29 +80,59 @@ void AuditPods(apiclient::Client& client, const Setup& setup, Auditor& auditor, 
   }
 }
 
-using Watch = std::unique_ptr<apiclient::Informer<Json>>;
-
-Watch WatchAll(apiclient::Client& client, const apiclient::Resource& resource, const Setup& setup,
-               apiclient::Informer<Json>::Handlers h) {
-  apiclient::InformerOptions o;
-  o.backoff_base = 200ms;
-  auto informer = std::make_unique<apiclient::Informer<Json>>(
-      client, resource, setup.ns, [](Json& j) -> Result<Json> { return std::move(j); }, std::move(h), o);
-  informer->Start();
-  return informer;
+// Lists `resource` in the soak's namespace and watches it from there, handing the list to
+// `on_list` and each event to `on_event`, until `stop`; lists again when a watch cannot resume.
+// The auditor's own loop rather than rota's informer: it sees each list whole, so that it can
+// judge the state a list shows rather than the states its items pass through one by one.
+void ListAndWatch(apiclient::Client& client, const apiclient::Resource& resource, const Setup& setup,
+                  const std::atomic<bool>& stop, const std::function<void(const std::vector<Json>&)>& on_list,
+                  const std::function<void(const apiclient::WatchEvent&)>& on_event) {
+  while (!stop) {
+    auto list = client.ListAll(resource, setup.ns);
+    if (!list.ok()) {
+      std::this_thread::sleep_for(200ms);
+      continue;
+    }
+    on_list(list->items);
+    std::string rv = list->resource_version;
+    while (!stop) {
+      apiclient::WatchOptions wo;
+      wo.resource_version = rv;
+      wo.timeout_seconds = 60;
+      auto watched = client.Watch(
+          resource, setup.ns, wo,
+          [&](apiclient::WatchEvent& e) {
+            if (auto m = e.object.find("metadata"); m != e.object.end() && m->is_object())
+              rv = m->value("resourceVersion", rv);
+            if (e.type != "BOOKMARK") on_event(e);
+            return true;
+          },
+          &stop);
+      if (!watched.ok() && watched.error().retry == apiclient::Retry::kRelist) break;
+      if (!watched.ok()) std::this_thread::sleep_for(200ms);
+    }
+  }
 }
 
 // The auditor's watches of the soak's Workloads and Jobs, straight to the apiserver.
-std::pair<Watch, Watch> WatchForAuditor(apiclient::Client& client, const Setup& setup, Auditor& auditor) {
-  apiclient::Informer<Json>::Handlers w;
-  w.on_add = [&auditor](const Json& o) { auditor.OnWorkload(o, false, Clock::now()); };
-  w.on_update = [&auditor](const Json&, const Json& o) { auditor.OnWorkload(o, false, Clock::now()); };
-  w.on_delete = [&auditor](const Json& o) { auditor.OnWorkload(o, true, Clock::now()); };
-  apiclient::Informer<Json>::Handlers j;
-  j.on_add = [&auditor](const Json& o) { auditor.OnJob(o, Clock::now()); };
-  j.on_update = [&auditor](const Json&, const Json& o) { auditor.OnJob(o, Clock::now()); };
-  return {WatchAll(client, apiclient::resources::kWorkloads, setup, w),
-          WatchAll(client, apiclient::resources::kJobs, setup, j)};
+std::vector<std::thread> WatchForAuditor(apiclient::Client& client, const Setup& setup, Auditor& auditor,
+                                         const std::atomic<bool>& stop) {
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    ListAndWatch(
+        client, apiclient::resources::kWorkloads, setup, stop,
+        [&](const std::vector<Json>& all) { auditor.ReplaceWorkloads(all, Clock::now()); },
+        [&](const apiclient::WatchEvent& e) { auditor.OnWorkload(e.object, e.type == "DELETED", Clock::now()); });
+  });
+  threads.emplace_back([&] {
+    ListAndWatch(
+        client, apiclient::resources::kJobs, setup, stop,
+        [&](const std::vector<Json>& all) { auditor.ReplaceJobs(all); },
+        [&](const apiclient::WatchEvent& e) {
+          if (e.type != "DELETED") auditor.OnJob(e.object, Clock::now());
+        });
+  });
+  return threads;
 }
 
 // Runs the schedule: each fault, then a probe timing the recovery. Returns faults by kind.
@@ -230,8 +260,8 @@ int Soak(const Options& o) {
     std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::gmtime(&t));
     std::fprintf(stderr, "soak: %s.%03d VIOLATION %s\n", stamp, ms, what.c_str());
   });
-  auto watches = WatchForAuditor(*client, setup, auditor);
   std::atomic<bool> stop{false}, stop_stream{false};
+  std::vector<std::thread> watches = WatchForAuditor(*client, setup, auditor, stop);
   Replicas replicas(o.rota, ProxiedKubeconfig(o.kubeconfig, proxy->port(), out), RotaConfig(setup, out), out,
                     o.replicas);
   std::thread supervisor([&] {
@@ -255,8 +285,7 @@ int Soak(const Options& o) {
   stop = true;
   pods.join();
   supervisor.join();
-  watches.first->Stop();
-  watches.second->Stop();
+  for (std::thread& t : watches) t.join();
   Report(o, seed, stream.submitted(), faults, auditor, replicas.starts(), out);
   Delete(*client, setup);
   return auditor.violation_count() == 0 ? 0 : 1;
