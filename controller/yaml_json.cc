@@ -1,20 +1,23 @@
 #include "yaml_json.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <regex>
+#include <sstream>
 
 namespace rota::yaml {
 namespace {
 
 using Json = nlohmann::json;
 
-Json Scalar(const YAML::Node& node) {
-  const std::string& v = node.Scalar();
-  const std::string& tag = node.Tag();
+// The value of a scalar `v` with yaml-cpp's `tag` ("?" when plain, "!" when quoted).
+Json Scalar(const std::string& tag, const std::string& v) {
   if (tag == "!" || tag == "tag:yaml.org,2002:str") return Json(v);  // quoted or !!str
   static const std::regex kInt(R"([-+]?[0-9]+)");
   static const std::regex kHex(R"(0x[0-9a-fA-F]+)");
@@ -48,34 +51,138 @@ Json Scalar(const YAML::Node& node) {
   return Json(v);
 }
 
-// More values than a document may expand to: aliases can make a short text expand without end
-// (a "billion laughs"), and no Kubernetes object has anywhere near this many.
-constexpr size_t kMaxValues = 1'000'000;
+// What aliases may add to a file, counting each value they copy (and each anchored value kept to
+// be copied) as kBytesPerValue plus the text of its strings and keys. An alias can name a node
+// full of aliases, so a short text could otherwise expand past any memory (a "billion laughs");
+// the limit is the file's, so that many documents cannot each expand to just under it.
+constexpr size_t kMaxCopiedBytes = size_t{64} << 20;
+constexpr size_t kBytesPerValue = 64;
 
-struct TooManyValues {};
+// Builds each document's JSON from yaml-cpp's parse events. (Not YAML::LoadAll: on a token no node
+// can start with, such as a ',' outside [] or {}, yaml-cpp 0.7 makes an empty document without
+// moving past it, and LoadAll asks for documents without end.)
+class JsonBuilder : public YAML::EventHandler {
+ public:
+  explicit JsonBuilder(const std::string& text) : text_(text) {}
+  std::vector<Json>& documents() { return documents_; }
 
-// `budget` counts down the values a document may still hold; throws TooManyValues past it.
-Json Convert(const YAML::Node& node, size_t& budget) {
-  if (budget == 0) throw TooManyValues{};
-  --budget;
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return Json(nullptr);
-    case YAML::NodeType::Scalar:
-      return Scalar(node);
-    case YAML::NodeType::Sequence: {
-      Json out = Json::array();
-      for (const auto& item : node) out.push_back(Convert(item, budget));
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      Json out = Json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = Convert(kv.second, budget);
-      return out;
-    }
+  void OnDocumentStart(const YAML::Mark& mark) override;
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    static const std::string kNull = "null";  // as a key, as yaml-cpp reads it
+    Finish(Json(nullptr), &kNull, mark, anchor, kBytesPerValue);
   }
-  return Json(nullptr);
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    Finish(Scalar(tag, value), &value, mark, anchor, kBytesPerValue + value.size());
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override;
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    Open(Json::array(), mark, anchor);
+  }
+  void OnSequenceEnd() override { Close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    Open(Json::object(), mark, anchor);
+  }
+  void OnMapEnd() override { Close(); }
+  void OnAnchor(const YAML::Mark&, const std::string& name) override { anchor_name_ = name; }
+
+ private:
+  // A sequence or map being built; a map holds its next key until the value comes.
+  struct Building {
+    Json value;
+    YAML::Mark mark;
+    YAML::anchor_t anchor;
+    std::string anchor_name;
+    size_t bytes = kBytesPerValue;  // what it would cost to copy
+    std::optional<std::string> key;
+  };
+  // A finished anchored node, kept for its aliases.
+  struct Anchored {
+    Json value;
+    std::optional<std::string> scalar;  // its text when a scalar, for an alias used as a key
+    size_t bytes;
+  };
+
+  void Open(Json value, const YAML::Mark& mark, YAML::anchor_t anchor);
+  void Close();
+  void Finish(Json value, const std::string* scalar, const YAML::Mark& mark, YAML::anchor_t anchor, size_t bytes);
+  void Charge(size_t bytes, const YAML::Mark& mark);
+
+  const std::string& text_;
+  std::vector<Json> documents_;
+  std::vector<Building> open_;
+  std::map<YAML::anchor_t, Anchored> anchored_;
+  std::string anchor_name_;  // from OnAnchor, for the node event that follows
+  std::optional<size_t> last_start_;
+  size_t copied_ = 0;
+};
+
+void JsonBuilder::OnDocumentStart(const YAML::Mark& mark) {
+  if (last_start_ == static_cast<size_t>(mark.pos)) {
+    const size_t at = static_cast<size_t>(mark.pos);
+    throw YAML::ParserException(mark,
+                                at < text_.size() ? "unexpected '" + text_.substr(at, 1) + "'" : "unexpected end");
+  }
+  last_start_ = static_cast<size_t>(mark.pos);
+  anchored_.clear();  // (anchors are the document's)
+}
+
+void JsonBuilder::OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) {
+  auto it = anchored_.find(anchor);
+  if (it == anchored_.end()) {
+    // yaml-cpp has refused names it has not seen: this one names a node still open, one the alias is in.
+    auto in = std::find_if(open_.begin(), open_.end(), [&](const Building& b) { return b.anchor == anchor; });
+    throw YAML::ParserException(mark,
+                                "*" + (in == open_.end() ? "" : in->anchor_name) + " is inside the node it names");
+  }
+  const Anchored& a = it->second;
+  Charge(a.bytes, mark);
+  Finish(a.value, a.scalar ? &*a.scalar : nullptr, mark, YAML::NullAnchor, a.bytes);
+}
+
+void JsonBuilder::Open(Json value, const YAML::Mark& mark, YAML::anchor_t anchor) {
+  open_.push_back(Building{std::move(value), mark, anchor, anchor != YAML::NullAnchor ? anchor_name_ : ""});
+}
+
+void JsonBuilder::Close() {
+  Building done = std::move(open_.back());
+  open_.pop_back();
+  Finish(std::move(done.value), nullptr, done.mark, done.anchor, done.bytes);
+}
+
+// Puts a finished node where it goes: in the open sequence or map, or as the document.
+void JsonBuilder::Finish(Json value, const std::string* scalar, const YAML::Mark& mark, YAML::anchor_t anchor,
+                         size_t bytes) {
+  if (anchor != YAML::NullAnchor) {
+    Charge(bytes, mark);
+    anchored_[anchor] = Anchored{value, scalar ? std::optional<std::string>(*scalar) : std::nullopt, bytes};
+  }
+  if (open_.empty()) {
+    documents_.push_back(std::move(value));
+    return;
+  }
+  Building& in = open_.back();
+  in.bytes += bytes;
+  if (in.value.is_array()) {
+    in.value.push_back(std::move(value));
+  } else if (!in.key) {
+    if (!scalar) throw YAML::ParserException(mark, "a map key must be a scalar, not a list or a map");
+    in.key = *scalar;
+  } else {
+    in.value[*in.key] = std::move(value);  // (a key given twice: the last value counts)
+    in.key.reset();
+  }
+}
+
+void JsonBuilder::Charge(size_t bytes, const YAML::Mark& mark) {
+  copied_ += bytes;
+  if (copied_ > kMaxCopiedBytes) {
+    throw YAML::ParserException(mark, "aliases expand to more than " + std::to_string(kMaxCopiedBytes >> 20) +
+                                          " MiB (aliases of aliases without end?)");
+  }
 }
 
 // The offset of the first byte of `text` that is not part of valid UTF-8, or npos. (JSON strings
@@ -103,25 +210,22 @@ size_t InvalidUtf8At(const std::string& text) {
 }  // namespace
 
 Result<std::vector<Json>> ParseDocuments(const std::string& text) {
-  std::vector<Json> out;
   if (const size_t at = InvalidUtf8At(text); at != std::string::npos) {
     const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
     return InvalidArgument("line " + std::to_string(line) + ": byte " + std::to_string(at) +
                            " is not valid UTF-8 (YAML manifests are UTF-8)");
   }
+  std::istringstream in(text);
+  JsonBuilder builder(text);
   try {
-    for (const YAML::Node& doc : YAML::LoadAll(text)) {
-      size_t budget = kMaxValues;
-      out.push_back(Convert(doc, budget));
+    YAML::Parser parser(in);
+    while (parser.HandleNextDocument(builder)) {
     }
-  } catch (const TooManyValues&) {
-    return InvalidArgument("document " + std::to_string(out.size() + 1) + ": more than " + std::to_string(kMaxValues) +
-                           " values (aliases that expand without end?)");
   } catch (const YAML::Exception& e) {
     return InvalidArgument("line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) +
                            ": " + e.msg);
   }
-  return out;
+  return std::move(builder.documents());
 }
 
 }  // namespace rota::yaml

@@ -14,8 +14,8 @@
 namespace rota::yaml {
 
 // Every document of a multi-document YAML text, in order (empty documents are null).
-// Syntax errors name the line and column: `line 3, column 5: ...`; a document whose aliases
-// expand to more than a million values is an error too.
+// Syntax errors name the line and column: `line 3, column 5: ...`; so do an alias inside the node
+// it names, and aliases that copy more than 64 MiB in all (64 bytes a value, plus its text).
 Result<std::vector<nlohmann::json>> ParseDocuments(const std::string& text);
 
 }  // namespace rota::yaml

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -243,6 +244,16 @@ TEST_F(SimulateTest, AHugeHexCountIsAnError) {
   EXPECT_NE(err_.find("count"), std::string::npos) << err_;
 }
 
+// A ',' that no node can start with is a syntax error where it is, not documents without end.
+TEST_F(SimulateTest, AStrayCommaIsASyntaxError) {
+  const std::string text = std::string(kCluster) + "---\n,\n";
+  const auto line = std::count(text.begin(), text.end(), '\n');
+  const std::string file = Write("comma.yaml", text);
+  EXPECT_EQ(Simulate({file}), 2);
+  EXPECT_EQ(err_, file + ": line " + std::to_string(line) + ", column 1: unexpected ','\n");
+  EXPECT_EQ(out_, "");
+}
+
 TEST_F(SimulateTest, ADirectoryIsNotAFile) {
   EXPECT_EQ(Simulate({dir_.string()}), 2);
   EXPECT_NE(err_.find("is a directory"), std::string::npos) << err_;
@@ -267,7 +278,54 @@ TEST(YamlJsonTest, AliasesThatExpandWithoutEndAreAnError) {
   }
   auto docs = rota::yaml::ParseDocuments(bomb);
   ASSERT_FALSE(docs.ok());
-  EXPECT_EQ(docs.status().message(), "document 1: more than 1000000 values (aliases that expand without end?)");
+  EXPECT_EQ(docs.status().message(),
+            "line 6, column 36: aliases expand to more than 64 MiB (aliases of aliases without end?)");
+}
+
+// A text of aliases of aliases, each `fanout` times the last, `levels` deep, from `leaf`.
+std::string AliasesOfAliases(const std::string& leaf, int levels, int fanout) {
+  std::string text = "l0: &l0 " + leaf + "\n";
+  for (int i = 1; i <= levels; ++i) {
+    const std::string prev = "*l" + std::to_string(i - 1), name = "l" + std::to_string(i);
+    text += name + ": &" + name + " [" + prev;
+    for (int k = 1; k < fanout; ++k) text += ", " + prev;
+    text += "]\n";
+  }
+  return text;
+}
+
+// What aliases copy is counted by its size: a long string copied ten thousand times is too much.
+TEST(YamlJsonTest, AliasesOfLongTextAreCountedByTheirText) {
+  auto docs = rota::yaml::ParseDocuments(AliasesOfAliases(std::string(10'000, 'x'), 4, 10));
+  ASSERT_FALSE(docs.ok());
+  EXPECT_NE(docs.status().message().find("aliases expand to more than 64 MiB"), std::string::npos)
+      << docs.status().message();
+}
+
+// The limit is the file's, not each document's: many documents cannot each expand to just under it.
+TEST(YamlJsonTest, AliasesInManyDocumentsCountTogether) {
+  std::string text;
+  for (int i = 0; i < 10; ++i) text += "---\n" + AliasesOfAliases("x", 5, 10);
+  auto docs = rota::yaml::ParseDocuments(text);
+  ASSERT_FALSE(docs.ok());
+  EXPECT_NE(docs.status().message().find("aliases expand to more than 64 MiB"), std::string::npos)
+      << docs.status().message();
+}
+
+// An alias inside the node it names would be a value without end: an error, not a stack overflow.
+TEST(YamlJsonTest, AnAliasInsideItsOwnAnchorIsAnError) {
+  auto docs = rota::yaml::ParseDocuments("a: 1\nb: &b [x, {y: *b}]\n");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.status().message(), "line 2, column 15: *b is inside the node it names");
+}
+
+// yaml-cpp makes a ',' no node can start with into an empty document without moving past it.
+TEST(YamlJsonTest, ACommaNoNodeStartsWithIsAnError) {
+  for (const char* text : {",", "a: 1\n---\n,\n", ", ]", "---\n---\n,"}) {
+    auto docs = rota::yaml::ParseDocuments(text);
+    ASSERT_FALSE(docs.ok()) << text;
+    EXPECT_NE(docs.status().message().find(", column 1: unexpected ','"), std::string::npos) << docs.status().message();
+  }
 }
 
 TEST(YamlJsonTest, ResolvesScalarsLikeKubectl) {
