@@ -4,28 +4,58 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <optional>
-#include <regex>
 #include <sstream>
+#include <string_view>
 
 namespace rota::yaml {
 namespace {
 
 using Json = nlohmann::json;
 
+// Scalars that look like numbers, matched by hand: std::regex recurses once a character, and a long
+// scalar would overflow the stack.
+size_t Digits(std::string_view v, size_t& i, bool hex = false) {
+  const size_t from = i;
+  while (i < v.size() &&
+         (hex ? std::isxdigit(static_cast<unsigned char>(v[i])) : std::isdigit(static_cast<unsigned char>(v[i]))))
+    ++i;
+  return i - from;
+}
+void Sign(std::string_view v, size_t& i) { i += i < v.size() && (v[i] == '+' || v[i] == '-'); }
+bool IsInt(std::string_view v) {  // [-+]?[0-9]+
+  size_t i = 0;
+  Sign(v, i);
+  return Digits(v, i) > 0 && i == v.size();
+}
+bool IsHex(std::string_view v) {  // 0x[0-9a-fA-F]+
+  size_t i = 2;
+  return v.starts_with("0x") && Digits(v, i, true) > 0 && i == v.size();
+}
+bool IsFloat(std::string_view v) {  // [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+  size_t i = 0;
+  Sign(v, i);
+  size_t digits = Digits(v, i);
+  if (i < v.size() && v[i] == '.') digits += Digits(v, ++i);
+  if (digits == 0) return false;
+  if (i < v.size() && (v[i] == 'e' || v[i] == 'E')) {
+    Sign(v, ++i);
+    if (Digits(v, i) == 0) return false;
+  }
+  return i == v.size();
+}
+
 // The value of a scalar `v` with yaml-cpp's `tag` ("?" when plain, "!" when quoted).
 Json Scalar(const std::string& tag, const std::string& v) {
   if (tag == "!" || tag == "tag:yaml.org,2002:str") return Json(v);  // quoted or !!str
-  static const std::regex kInt(R"([-+]?[0-9]+)");
-  static const std::regex kHex(R"(0x[0-9a-fA-F]+)");
-  static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
   if (v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL") return Json(nullptr);
   if (v == "true" || v == "True" || v == "TRUE") return Json(true);
   if (v == "false" || v == "False" || v == "FALSE") return Json(false);
-  if (std::regex_match(v, kInt)) {
+  if (IsInt(v)) {
     try {
       size_t used = 0;
       long long n = std::stoll(v, &used);
@@ -34,14 +64,14 @@ Json Scalar(const std::string& tag, const std::string& v) {
       // Falls through to a float, as JSON would carry it.
     }
   }
-  if (std::regex_match(v, kHex)) {
+  if (IsHex(v)) {
     try {
       return Json(static_cast<int64_t>(std::stoll(v, nullptr, 16)));
     } catch (const std::out_of_range&) {
       return Json(std::strtod(v.c_str(), nullptr));  // as a decimal too large for an integer
     }
   }
-  if (std::regex_match(v, kFloat)) {
+  if (IsFloat(v)) {
     try {
       return Json(std::stod(v));
     } catch (const std::out_of_range&) {

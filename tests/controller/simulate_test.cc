@@ -328,6 +328,16 @@ TEST(YamlJsonTest, ACommaNoNodeStartsWithIsAnError) {
   }
 }
 
+// Long plain scalars are resolved without a recursion a character deep (std::regex's overflowed the stack).
+TEST(YamlJsonTest, ALongNumberIsReadWithoutOverflowingTheStack) {
+  const std::string digits(200'000, '7');
+  auto docs = rota::yaml::ParseDocuments("a: " + digits + "\nb: -0." + digits + "e-3\nc: 0x" + digits + "\n");
+  ASSERT_TRUE(docs.ok()) << docs.status().message();
+  EXPECT_EQ((*docs)[0]["a"], digits);  // too large for a double: kept as text
+  EXPECT_NEAR((*docs)[0]["b"].get<double>(), -0.000778, 1e-6);
+  EXPECT_TRUE((*docs)[0]["c"].is_number());
+}
+
 TEST(YamlJsonTest, ResolvesScalarsLikeKubectl) {
   auto docs = rota::yaml::ParseDocuments(
       "a: 8\nb: \"8\"\nc: 0.5\nd: 80Gi\ne: true\nf: ~\ng: 1e3\nh: 'yes'\ni: [1, two]\n---\n---\nx: 1\n");
