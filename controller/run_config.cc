@@ -4,8 +4,8 @@
 
 #include <charconv>
 #include <map>
-#include <regex>
 #include <set>
+#include <string_view>
 
 namespace rota::controller {
 namespace {
@@ -16,21 +16,32 @@ constexpr std::chrono::milliseconds kMaxDuration = std::chrono::hours(24 * 30);
 
 enum class DurationError { kNone, kSyntax, kTooLong };
 
-// A Go-style duration (500ms, 2s, 1m) of at most kMaxDuration, into `out`.
+// A Go-style duration (500ms, 2s, 1m) of at most kMaxDuration, into `out`. (Matched by hand, not
+// with std::regex, which recurses once a character: a long value would overflow the stack.)
 DurationError ParseDuration(const std::string& s, std::chrono::milliseconds& out) {
-  static const std::regex kDuration(R"(([0-9]+)(ms|s|m))");
-  std::smatch m;
-  if (!std::regex_match(s, m, kDuration)) return DurationError::kSyntax;
-  const std::string digits = m[1];
-  const long long unit = m[2] == "ms" ? 1 : m[2] == "s" ? 1000 : 60000;
+  const size_t digits = s.find_first_not_of("0123456789");  // ([0-9]+)(ms|s|m)
+  if (digits == 0 || digits == std::string::npos) return DurationError::kSyntax;
+  const std::string_view suffix = std::string_view(s).substr(digits);
+  const long long unit = suffix == "ms" ? 1 : suffix == "s" ? 1000 : suffix == "m" ? 60000 : 0;
+  if (unit == 0) return DurationError::kSyntax;
   unsigned long long n = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (ec != std::errc() || end != digits.data() + digits.size() ||
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + digits, n);
+  if (ec != std::errc() || end != s.data() + digits ||
       n > static_cast<unsigned long long>(kMaxDuration.count() / unit)) {
     return DurationError::kTooLong;
   }
   out = std::chrono::milliseconds(static_cast<long long>(n) * unit);
   return DurationError::kNone;
+}
+
+// host:port, :port or 0, as `0|[0-9a-fA-F.:]*:[0-9]{1,5}` (by hand, as durations are).
+bool IsAddress(const std::string& a) {
+  if (a == "0") return true;
+  const size_t colon = a.rfind(':');
+  if (colon == std::string::npos) return false;
+  const std::string_view host = std::string_view(a).substr(0, colon), port = std::string_view(a).substr(colon + 1);
+  return !port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string_view::npos &&
+         host.find_first_not_of("0123456789abcdefABCDEF.:") == std::string_view::npos;
 }
 
 // One setting's value, with the setting's `path` ("rota.yaml: section.key") for errors.
@@ -142,9 +153,7 @@ Status ApplyServer(RunConfig& c, const std::string& section, const Setting& s) {
                      : section == "health" ? c.health_address
                                            : c.webhook_address;
   out = s.value.as<std::string>();
-  static const std::regex kAddress(R"(0|[0-9a-fA-F.:]*:[0-9]{1,5})");
-  if (!std::regex_match(out, kAddress))
-    return InvalidArgument(s.path + ": \"" + out + "\" is not host:port, :port or 0");
+  if (!IsAddress(out)) return InvalidArgument(s.path + ": \"" + out + "\" is not host:port, :port or 0");
   return Status::Ok();
 }
 

@@ -98,5 +98,18 @@ TEST(RunConfigTest, DurationsUpTo30Days) {
   EXPECT_EQ(c->batch_period, std::chrono::hours(24 * 30));
 }
 
+// Long values are checked without a recursion a character deep (std::regex's overflowed the stack).
+TEST(RunConfigTest, LongValuesAreErrorsNotACrash) {
+  const std::string digits(100'000, '1');
+  Result<RunConfig> r = ParseRunConfig("scheduling: {batchPeriod: " + digits + "ms}", "rota.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "rota.yaml: scheduling.batchPeriod: \"" + digits + "ms\" is longer than 30 days");
+  r = ParseRunConfig("metrics: {bindAddress: \"" + std::string(100'000, ':') + "\"}", "rota.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("is not host:port, :port or 0"), std::string::npos);
+  r = ParseRunConfig("metrics: {bindAddress: \"" + digits + ":80\"}", "rota.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+}
+
 }  // namespace
 }  // namespace rota::controller
