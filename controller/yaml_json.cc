@@ -1,5 +1,6 @@
 #include "yaml_json.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -252,8 +253,10 @@ Result<std::vector<Json>> ParseDocuments(const std::string& text) {
     while (parser.HandleNextDocument(builder)) {
     }
   } catch (const YAML::Exception& e) {
+    // (yaml-cpp says "bad file" when nodes nest deeper than it recurses.)
+    const bool deep = dynamic_cast<const YAML::DeepRecursion*>(&e) != nullptr;
     return InvalidArgument("line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) +
-                           ": " + e.msg);
+                           ": " + (deep ? "lists and maps nested too deep" : e.msg));
   }
   return std::move(builder.documents());
 }

@@ -338,6 +338,14 @@ TEST(YamlJsonTest, ALongNumberIsReadWithoutOverflowingTheStack) {
   EXPECT_TRUE((*docs)[0]["c"].is_number());
 }
 
+// yaml-cpp refuses nodes nested past the depth it recurses to, as "bad file": said plainly.
+TEST(YamlJsonTest, NestingTooDeepSaysSo) {
+  auto docs = rota::yaml::ParseDocuments("a: " + std::string(1000, '['));
+  ASSERT_FALSE(docs.ok());
+  EXPECT_NE(docs.status().message().find(": lists and maps nested too deep"), std::string::npos)
+      << docs.status().message();
+}
+
 TEST(YamlJsonTest, ResolvesScalarsLikeKubectl) {
   auto docs = rota::yaml::ParseDocuments(
       "a: 8\nb: \"8\"\nc: 0.5\nd: 80Gi\ne: true\nf: ~\ng: 1e3\nh: 'yes'\ni: [1, two]\n---\n---\nx: 1\n");
