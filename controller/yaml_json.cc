@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -82,6 +83,64 @@ Json Scalar(const std::string& tag, const std::string& v) {
   return Json(v);
 }
 
+// The code point of the UTF-8 sequence at `i` of `text`, and its length in `n`: 0 when the bytes
+// there are not UTF-8 (overlong forms, surrogates and code points past U+10FFFF are not either).
+uint32_t DecodeUtf8(std::string_view text, size_t i, size_t& n) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > text.size()) return n = 0;
+  uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+  for (size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(text[i + k]);
+    if ((b >> 6) != 0x2) return n = 0;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) n = 0;
+  return cp;
+}
+
+// Whether YAML allows `cp` in a stream (its c-printable): no control characters but tab, line
+// feed, carriage return and next line. (yaml-cpp would read a NUL in a plain scalar as a backslash.)
+bool Printable(uint32_t cp) {
+  return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0x7E) || cp == 0x85 ||
+         (cp >= 0xA0 && cp <= 0xFFFD) || cp >= 0x10000;
+}
+
+// Why `text` cannot be YAML, naming the line and byte, or "". (JSON strings must be UTF-8: a value
+// that is not could not be printed, in an error message or a write.)
+std::string BadCharacter(const std::string& text) {
+  for (size_t i = 0, n = 0; i < text.size(); i += n) {
+    const uint32_t cp = DecodeUtf8(text, i, n);
+    if (n != 0 && Printable(cp)) continue;
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(i), '\n');
+    const std::string where = "line " + std::to_string(line) + ": byte " + std::to_string(i);
+    if (n == 0) return where + " is not valid UTF-8 (YAML manifests are UTF-8)";
+    char code[16];
+    std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(cp));
+    return where + " is the control character " + code + ", which YAML does not allow";
+  }
+  return "";
+}
+
+// `s` as UTF-8. yaml-cpp writes the escapes \N and \_ as single bytes, 0x85 and 0xA0 (their
+// Latin-1 codes), which are not UTF-8: a byte that is not part of a UTF-8 sequence is read as Latin-1.
+std::string AsUtf8(const std::string& s) {
+  std::string out;
+  for (size_t i = 0, n = 0; i < s.size(); i += n) {
+    (void)DecodeUtf8(s, i, n);
+    if (n != 0) {
+      out.append(s, i, n);
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(s[i]);
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+    n = 1;
+  }
+  return out;
+}
+
 // What aliases may add to a file, counting each value they copy (and each anchored value kept to
 // be copied) as kBytesPerValue plus the text of its strings and keys. An alias can name a node
 // full of aliases, so a short text could otherwise expand past any memory (a "billion laughs");
@@ -105,7 +164,8 @@ class JsonBuilder : public YAML::EventHandler {
   }
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
-    Finish(Scalar(tag, value), &value, mark, anchor, kBytesPerValue + value.size());
+    const std::string text = AsUtf8(value);
+    Finish(Scalar(tag, text), &text, mark, anchor, kBytesPerValue + text.size());
   }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override;
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
@@ -216,36 +276,10 @@ void JsonBuilder::Charge(size_t bytes, const YAML::Mark& mark) {
   }
 }
 
-// The offset of the first byte of `text` that is not part of valid UTF-8, or npos. (JSON strings
-// must be UTF-8: a value that is not could not be printed, in an error message or a write.)
-size_t InvalidUtf8At(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (n == 0 || i + n > text.size()) return i;
-    uint32_t cp = n == 1 ? c : c & (0x7F >> n);
-    for (size_t k = 1; k < n; ++k) {
-      const auto b = static_cast<unsigned char>(text[i + k]);
-      if ((b >> 6) != 0x2) return i;
-      cp = (cp << 6) | (b & 0x3F);
-    }
-    // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8 either.
-    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return i;
-    i += n;
-  }
-  return std::string::npos;
-}
-
 }  // namespace
 
 Result<std::vector<Json>> ParseDocuments(const std::string& text) {
-  if (const size_t at = InvalidUtf8At(text); at != std::string::npos) {
-    const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
-    return InvalidArgument("line " + std::to_string(line) + ": byte " + std::to_string(at) +
-                           " is not valid UTF-8 (YAML manifests are UTF-8)");
-  }
+  if (std::string bad = BadCharacter(text); !bad.empty()) return InvalidArgument(bad);
   std::istringstream in(text);
   JsonBuilder builder(text);
   try {

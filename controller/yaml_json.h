@@ -15,7 +15,8 @@ namespace rota::yaml {
 
 // Every document of a multi-document YAML text, in order (empty documents are null).
 // Syntax errors name the line and column: `line 3, column 5: ...`; so do an alias inside the node
-// it names, and aliases that copy more than 64 MiB in all (64 bytes a value, plus its text).
+// it names, and aliases that copy more than 64 MiB in all (64 bytes a value, plus its text). Text
+// that is not UTF-8, or holds a control character YAML does not allow, names the line and byte.
 Result<std::vector<nlohmann::json>> ParseDocuments(const std::string& text);
 
 }  // namespace rota::yaml

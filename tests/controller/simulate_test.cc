@@ -254,6 +254,17 @@ TEST_F(SimulateTest, AStrayCommaIsASyntaxError) {
   EXPECT_EQ(out_, "");
 }
 
+// A string that yaml-cpp made of an escape is printed in the error, not a crash in the printing.
+TEST_F(SimulateTest, AnEscapedLatin1CharacterInAnErrorIsPrinted) {
+  const std::string file = Write("nel.yaml",
+                                 "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: a100}\n"
+                                 "spec: {nodeLabels: \"gpu\\N\"}\n");
+  EXPECT_EQ(Simulate({file}), 2);
+  EXPECT_NE(err_.find("ResourceFlavor \"a100\": spec.nodeLabels: must be a map, not a string (\"gpu\xc2\x85\")"),
+            std::string::npos)
+      << err_;
+}
+
 TEST_F(SimulateTest, ADirectoryIsNotAFile) {
   EXPECT_EQ(Simulate({dir_.string()}), 2);
   EXPECT_NE(err_.find("is a directory"), std::string::npos) << err_;
@@ -266,6 +277,24 @@ TEST(YamlJsonTest, TextThatIsNotUtf8IsAnError) {
   EXPECT_EQ(docs.status().message(), "line 3: byte 17 is not valid UTF-8 (YAML manifests are UTF-8)");
   EXPECT_TRUE(rota::yaml::ParseDocuments("b: caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80\n").ok());
   EXPECT_FALSE(rota::yaml::ParseDocuments("overlong: \xc0\xaf\n").ok());
+}
+
+// A control character YAML does not allow is refused: yaml-cpp would read a NUL in a plain scalar
+// as a backslash, and "\0N" as the escape \N.
+TEST(YamlJsonTest, ControlCharactersAreAnError) {
+  auto docs = rota::yaml::ParseDocuments(std::string("a: 1\nb: x\0Ny\n", 13));
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.status().message(), "line 2: byte 9 is the control character U+0000, which YAML does not allow");
+  EXPECT_FALSE(rota::yaml::ParseDocuments("a: \x7f\n").ok());
+  EXPECT_TRUE(rota::yaml::ParseDocuments("a:\tb\r\nc: \xc2\x85 \xc2\xa0\n").ok());  // tab, CR, NEL, no-break space
+}
+
+// yaml-cpp writes the escapes \N and \_ as the bytes 0x85 and 0xA0: they are U+0085 and U+00A0.
+TEST(YamlJsonTest, EscapesOfLatin1CharactersAreUtf8) {
+  auto docs = rota::yaml::ParseDocuments("a: \"\\N\\_ caf\xc3\xa9 \\xe9\"\n");
+  ASSERT_TRUE(docs.ok()) << docs.status().message();
+  EXPECT_EQ((*docs)[0]["a"], "\xc2\x85\xc2\xa0 caf\xc3\xa9 \xc3\xa9");
+  EXPECT_NO_THROW((void)(*docs)[0].dump());
 }
 
 // Aliases that expand without end (a "billion laughs") are refused, not expanded.
