@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "rota/apiclient/config.h"
@@ -166,15 +167,16 @@ std::map<std::string, int> RunFaults(const std::vector<Fault>& schedule, FaultTa
 void Drain(apiclient::Client& client, const Setup& setup, const std::vector<std::string>& submitted, Auditor& auditor,
            std::chrono::seconds timeout) {
   namespace r = apiclient::resources;
-  std::vector<Json> jobs, workloads;
   for (auto deadline = Clock::now() + timeout; Clock::now() < deadline; std::this_thread::sleep_for(1s)) {
     auto j = client.ListAll(r::kJobs, setup.ns);
     if (!j.ok()) continue;
-    jobs = j->items;
-    size_t complete = 0;
-    for (const Json& job : jobs)
+    const std::set<std::string> names(submitted.begin(), submitted.end());
+    size_t complete = 0;  // (of the stream's Jobs: a probe may not be deleted yet)
+    for (const Json& job : j->items)
       for (const Json& c : job.value("status", Json::object()).value("conditions", Json::array()))
-        if (c.value("type", "") == "Complete" && c.value("status", "") == "True") ++complete;
+        if (c.value("type", "") == "Complete" && c.value("status", "") == "True" &&
+            names.count(job["metadata"].value("name", "")))
+          ++complete;
     if (complete >= submitted.size()) break;
   }
   auto w = client.ListAll(r::kWorkloads, setup.ns);
