@@ -53,6 +53,8 @@ Result<JobInfo> JobInfo::Decode(const Json& job) {
   j.pod_template = spec.contains("template") ? spec["template"] : Json::object();
   const Json& status = job.contains("status") ? job["status"] : Json::object();
   j.started = status.contains("startTime") && !status["startTime"].is_null();
+  if (status.contains("succeeded") && status["succeeded"].is_number_integer())
+    j.succeeded = status["succeeded"].get<int32_t>();
   for (const char* counted : {"active", "terminating"})
     if (status.contains(counted) && status[counted].is_number_integer()) j.active += status[counted].get<int32_t>();
   if (status.contains("conditions") && status["conditions"].is_array()) {
@@ -360,11 +362,16 @@ bool JobController::Start(const JobInfo& job, const api::Workload& wl) {
 }
 
 bool JobController::StopThenRelease(const JobInfo& job, const api::Workload& wl) {
-  if (!Stop(job, wl)) return false;
+  // Pods that have all succeeded need no stopping: the Job completes, and its finish releases the
+  // quota. (Suspended at that moment, the Job would never complete, nor say that it saw the
+  // suspension: its quota is released once no pod is active.)
+  const bool done = job.succeeded >= job.completions.value_or(job.parallelism);
+  if (done && !job.suspend) return true;
+  if (!done && !Stop(job, wl)) return false;
   // The Job controller has seen the suspension (Suspended=True, written with the counts that
   // follow from it): before that, active may be 0 only because the pods just made are not
   // counted yet. Its next update, once the pods are gone, comes back here.
-  if (!job.suspend || !job.suspension_seen || job.active > 0) return true;
+  if (!job.suspend || !(job.suspension_seen || done) || job.active > 0) return true;
   const std::string key = wl.metadata.namespace_ + "/" + wl.metadata.name;
   auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
                          apiclient::PatchType::kMerge, QuotaReleasePatch(wl, WallNow()), {"rota-job", false, "status"});

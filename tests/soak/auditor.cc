@@ -59,7 +59,10 @@ bool HoldsQuota(const Json& workload) {
 
 std::optional<Auditor::Held> Auditor::HeldBy(const Json& workload, const std::string& key) {
   if (!HoldsQuota(workload)) return std::nullopt;
-  Held held{workload["status"]["admission"].value("clusterQueue", ""), OwnerJobUid(workload), {}};
+  Held held{workload["status"]["admission"].value("clusterQueue", ""),
+            OwnerJobUid(workload),
+            {},
+            ConditionTrue(workload, "Evicted")};
   for (const Json& a : workload["status"]["admission"].value("podSetAssignments", Json::array())) {
     const Json flavors = a.value("flavors", Json::object());
     const Json usage = a.value("resourceUsage", Json::object());
@@ -186,9 +189,9 @@ void Auditor::OnJob(const Json& job, std::chrono::steady_clock::time_point now) 
   running_[uid] = running;
 }
 
-bool Auditor::JobHoldsQuota(const std::string& uid) const {
+bool Auditor::JobHoldsQuotaUnevicted(const std::string& uid) const {
   for (const auto& [k, h] : admitted_)
-    if (h.job_uid == uid) return true;
+    if (h.job_uid == uid && !h.evicted) return true;
   return false;
 }
 
@@ -198,7 +201,7 @@ void Auditor::CheckSuspended(std::chrono::steady_clock::time_point now, std::chr
     if (now - s.at < grace) return false;
     auto released = released_.find(s.uid);
     const bool gave_back = released != released_.end() && released->second >= s.at - grace;
-    if (!gave_back && JobHoldsQuota(s.uid))
+    if (!gave_back && JobHoldsQuotaUnevicted(s.uid))
       ViolationLocked("Job " + s.job + " was suspended while its Workload held quota and was not evicted");
     return true;
   });

@@ -57,9 +57,9 @@ class Auditor {
   // suspended is a suspect, judged by CheckSuspended once `grace` has passed (the watches of Jobs
   // and Workloads arrive apart).
   void OnJob(const Json& job, std::chrono::steady_clock::time_point now);
-  // Suspects older than `grace`: a violation if the Job's Workload holds quota and gave none back
-  // from `grace` before the suspension until now (the eviction comes first, but its watch event
-  // may come after the Job's).
+  // Suspects older than `grace`: a violation if the Job's Workload holds quota, is not evicted,
+  // and gave none back from `grace` before the suspension until now (the eviction comes first,
+  // but its watch event may come after the Job's).
   void CheckSuspended(std::chrono::steady_clock::time_point now, std::chrono::milliseconds grace);
   // Pods listed before and after `workloads` were: a pod running in both lists ran when the
   // Workloads were listed, so its Job's Workload must have been admitted in that list.
@@ -83,6 +83,7 @@ class Auditor {
   struct Held {
     std::string cluster_queue, job_uid;
     std::map<std::string, int64_t> usage;  // "flavor/resource" -> amount (whole units)
+    bool evicted = false;                  // Evicted=True: its Job is being stopped
   };
   // What `workload` holds, or nullopt when it holds no quota (a violation is recorded when what
   // it holds cannot be read).
@@ -96,7 +97,8 @@ class Auditor {
     std::string job, uid;
     std::chrono::steady_clock::time_point at;
   };
-  bool JobHoldsQuota(const std::string& uid) const;
+  // Whether the Job's Workload holds quota without being evicted.
+  bool JobHoldsQuotaUnevicted(const std::string& uid) const;
 
   const Limits limits_;
   std::function<void(const std::string&)> log_;

@@ -148,6 +148,12 @@ TEST(AuditorTest, SuspendingAJobWhoseWorkloadStillHoldsQuotaIsAViolation) {
   a.OnJob(job("j1", false), t0);
   a.OnJob(job("j1", true), t0);
   a.OnWorkload(Workload("w1", "a", 1, "j1", false), false);
+  // Evicted but holding its quota while its pods stop: suspended, as it should be.
+  Json evicting = Workload("w3", "a", 1, "j3");
+  evicting["status"]["conditions"].push_back({{"type", "Evicted"}, {"status", "True"}});
+  a.OnWorkload(evicting, false);
+  a.OnJob(job("j3", false), t0);
+  a.OnJob(job("j3", true), t0);
   // Suspended while admitted: a stale leader's write.
   a.OnWorkload(Workload("w2", "a", 1, "j2"), false);
   a.OnJob(job("j2", false), t0);
