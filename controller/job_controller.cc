@@ -372,6 +372,18 @@ bool JobController::StopThenRelease(const JobInfo& job, const api::Workload& wl)
   // follow from it): before that, active may be 0 only because the pods just made are not
   // counted yet. Its next update, once the pods are gone, comes back here.
   if (!job.suspend || !(job.suspension_seen || done) || job.active > 0) return true;
+  // The Job's counts lag behind the pods it has just made, and its Suspended condition may be
+  // an earlier suspension's: the pods as the apiserver has them now decide.
+  apiclient::ListOptions by_job;
+  by_job.label_selector = "batch.kubernetes.io/controller-uid=" + job.uid;
+  auto pods = client_.ListAll(apiclient::resources::kPods, job.ns, by_job);
+  if (!pods.ok()) return false;
+  for (const Json& pod : pods->items) {
+    const std::string phase = pod.contains("status") ? pod["status"].value("phase", "") : "";
+    if (phase == "Succeeded" || phase == "Failed") continue;
+    queue_.AddAfter(job.ns + "/" + job.name, std::chrono::seconds(1));  // still running or terminating
+    return true;
+  }
   const std::string key = wl.metadata.namespace_ + "/" + wl.metadata.name;
   auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
                          apiclient::PatchType::kMerge, QuotaReleasePatch(wl, WallNow()), {"rota-job", false, "status"});
