@@ -150,6 +150,17 @@ class ControllerTest : public ClusterTest {
   int starts_ = 0;
 };
 
+// The passes rota has made, from its metrics (one admission attempt is observed per pass).
+int64_t PassesMade(const std::string& metrics) {
+  int64_t passes = 0;
+  std::istringstream in(metrics);
+  for (std::string l; std::getline(in, l);) {
+    if (l.rfind("kueue_admission_attempt_duration_seconds_count{", 0) == 0)
+      passes += std::stoll(l.substr(l.rfind(' ') + 1));
+  }
+  return passes;
+}
+
 TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
   const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
   MakeGpuQueue(flavor, cq, 4, "{withinClusterQueue: LowerPriority}");
@@ -238,7 +249,8 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
 
   // A pending workload's status is not rewritten while nothing changes.
   const std::string rv = Status("w3", "{.metadata.resourceVersion}");
-  std::this_thread::sleep_for(3s);
+  const int64_t passes = PassesMade(Http(metrics_port_, "/metrics"));
+  ASSERT_TRUE(Eventually([&] { return PassesMade(Http(metrics_port_, "/metrics")) >= passes + 2; }, 30s)) << Log();
   EXPECT_EQ(Status("w3", "{.metadata.resourceVersion}"), rv) << "status churn on a pending workload";
 
   // w1 finishes (someone else marks it, as a job controller would): its quota goes to w3.
@@ -298,17 +310,6 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
   EXPECT_NE(by_thread.find("watch/workloads "), std::string::npos) << by_thread;
   EXPECT_NE(by_thread.find(" s"), std::string::npos) << by_thread;
   DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
-}
-
-// The passes rota has made, from its metrics (one admission attempt is observed per pass).
-int64_t PassesMade(const std::string& metrics) {
-  int64_t passes = 0;
-  std::istringstream in(metrics);
-  for (std::string l; std::getline(in, l);) {
-    if (l.rfind("kueue_admission_attempt_duration_seconds_count{", 0) == 0)
-      passes += std::stoll(l.substr(l.rfind(' ') + 1));
-  }
-  return passes;
 }
 
 // A cluster where no workload waits for quota, whose running workloads finish one after another
@@ -577,10 +578,20 @@ TEST_F(ControllerTest, JobsRunWhenAdmittedAndAreSuspendedWhenPreempted) {
                 .find("Stopped"),
             std::string::npos);
 
-  // A Job that names no queue is left alone.
+  // A Job that names no queue is left alone: once rota has made the Workload of a queued Job
+  // created after it, the unqueued one still runs and has none.
   ASSERT_TRUE(kubectl().Apply(JobManifest("unqueued", "    app: other\n", 1, 1, "", /*suspend=*/false), ns()).ok());
-  std::this_thread::sleep_for(2s);
+  ASSERT_TRUE(kubectl().Apply(JobManifest("after", "    kueue.x-k8s.io/queue-name: gpu\n", 1, 1, "1s"), ns()).ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"workloads"}, "{.items[*].metadata.name}", ns()).find("job-after-") !=
+               std::string::npos;
+      },
+      60s))
+      << Log();
   EXPECT_EQ(kubectl().JsonPath({"job", "unqueued"}, "{.spec.suspend}", ns()), "false");
+  EXPECT_EQ(kubectl().JsonPath({"workloads"}, "{.items[*].metadata.name}", ns()).find("job-unqueued-"),
+            std::string::npos);
 
   // A LocalQueue named "default" takes the namespace's unlabelled Jobs.
   ASSERT_TRUE(kubectl()
@@ -825,8 +836,17 @@ TEST_F(ControllerTest, CriticalJobsPreemptBestEffortAndAreNeverPreempted) {
       },
       60s));
   // ...and nothing preempts it, not even a higher priority.
+  // (Its pending reason shows the pass that chose not to preempt.)
   ASSERT_TRUE(kubectl().Apply(JobManifest("rush", queued(urgent), 1, 4, ""), ns()).ok());
-  std::this_thread::sleep_for(4s);
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"workloads"},
+                                  "{.items[?(@.metadata.ownerReferences[0].name==\"rush\")].status.conditions[?(@."
+                                  "type==\"QuotaReserved\")].reason}",
+                                  ns()) != "";
+      },
+      60s))
+      << Log();
   EXPECT_EQ(kubectl().JsonPath({"job", "serve"}, "{.spec.suspend}", ns()), "false");
   EXPECT_EQ(kubectl().JsonPath({"job", "rush"}, "{.spec.suspend}", ns()), "true");
   EXPECT_EQ(StopRota(), 0);
