@@ -20,11 +20,12 @@ api::ClusterState Preempting() {
       "resourceGroups": [{"coveredResources": ["nvidia.com/gpu"],
       "flavors": [{"name": "gpu", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 2}]}]}]}})"));
   auto workload = [](const std::string& name, int priority, int gpus, bool admitted) {
-    Json w = Json::parse(R"({"metadata": {"name": ")" + name +
-                         R"(", "namespace": "ml", "creationTimestamp": "2026-11-01T09:00:00Z"}, "spec": {"queueName": "gpu",
+    Json w =
+        Json::parse(R"({"metadata": {"name": ")" + name +
+                    R"(", "namespace": "ml", "creationTimestamp": "2026-11-01T09:00:00Z"}, "spec": {"queueName": "gpu",
         "podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": [{"name": "c",
         "resources": {"requests": {"nvidia.com/gpu": )" +
-                         std::to_string(gpus) + "}}}]}}}]}}");
+                    std::to_string(gpus) + "}}}]}}}]}}");
     w["spec"]["priority"] = priority;
     if (admitted) {
       w["status"] = Json::parse(R"({"admission": {"clusterQueue": "team", "podSetAssignments": [{"name": "main",
