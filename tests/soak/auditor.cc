@@ -212,13 +212,16 @@ void Auditor::CheckPods(const std::vector<Json>& pods_before, const std::vector<
   std::set<std::string> running_before;
   for (const Json& p : pods_before)
     if (Running(p)) running_before.insert(p["metadata"].value("uid", ""));
-  std::set<std::string> admitted_jobs;
-  for (const Json& w : workloads)
+  // (A Job with no Workload in the list is being deleted: its pods go with it.)
+  std::set<std::string> admitted_jobs, queued_jobs;
+  for (const Json& w : workloads) {
+    queued_jobs.insert(OwnerJobUid(w));
     if (HoldsQuota(w)) admitted_jobs.insert(OwnerJobUid(w));
+  }
   for (const Json& p : pods_after) {
     if (!Running(p) || !running_before.count(p["metadata"].value("uid", ""))) continue;
     const std::string job = OwnerJobUid(p);
-    if (job.empty() || admitted_jobs.count(job)) continue;
+    if (job.empty() || admitted_jobs.count(job) || !queued_jobs.count(job)) continue;
     Violation("pod " + Key(p) + " ran while its Job's Workload was not admitted");
   }
 }

@@ -118,8 +118,9 @@ TEST(AuditorTest, UnknownQueuesAndResourcesAreViolations) {
 
 TEST(AuditorTest, APodRunningAcrossAListWithoutAdmissionIsAViolation) {
   Auditor a(TestLimits());
+  // (p4's Job has no Workload: it is being deleted, and its pods go with it.)
   const std::vector<Json> pods = {Pod("p1", "u1", "j1", "Running"), Pod("p2", "u2", "j2", "Running"),
-                                  Pod("p3", "u3", "j3", "Succeeded")};
+                                  Pod("p3", "u3", "j3", "Succeeded"), Pod("p4", "u4", "j4", "Running")};
   const std::vector<Json> workloads = {Workload("w1", "a", 1, "j1"), Workload("w2", "a", 1, "j2", false),
                                        Workload("w3", "a", 1, "j3", false)};
   a.CheckPods(pods, workloads, pods);
