@@ -132,6 +132,15 @@ class ControllerTest : public ClusterTest {
                            ns())
                     .ok());
   }
+  // WorkloadPriorityClasses (name, value).
+  void MakePriorityClasses(std::initializer_list<std::pair<std::string, int>> classes) {
+    for (const auto& [name, value] : classes) {
+      ASSERT_TRUE(kubectl()
+                      .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " +
+                             name + "\nvalue: " + std::to_string(value) + "\n")
+                      .ok());
+    }
+  }
   // Deletes cluster-scoped objects ("kind/name") the test made.
   void DeleteAll(std::initializer_list<std::string> objects) {
     for (const std::string& o : objects) kubectl()({"delete", o, "--wait=false"});
@@ -395,12 +404,8 @@ TEST_F(ControllerTest, APreemptedJobKeepsItsQuotaUntilItsPodsAreGone) {
   const std::string flavor = "a100-" + ns(), cq = "cq-" + ns(), low = "low-" + ns(), high = "high-" + ns();
   MakeGpuQueue(flavor, cq, 4, "{withinClusterQueue: LowerPriority}");
   if (HasFatalFailure()) return;
-  for (auto [name, value] : {std::pair{low, 10}, std::pair{high, 100}}) {
-    ASSERT_TRUE(kubectl()
-                    .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " +
-                           name + "\nvalue: " + std::to_string(value) + "\n")
-                    .ok());
-  }
+  MakePriorityClasses({{low, 10}, {high, 100}});
+  if (HasFatalFailure()) return;
   StartRota();
   std::string train = JobManifest(
       "train", "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + low + "\n", 2, 2, "");
@@ -499,12 +504,8 @@ TEST_F(ControllerTest, JobsRunWhenAdmittedAndAreSuspendedWhenPreempted) {
   MakeGpuQueue(flavor, cq, 4, "{withinClusterQueue: LowerPriority}",
                "nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}");
   if (HasFatalFailure()) return;
-  for (auto [name, value] : {std::pair{low, 10}, std::pair{high, 100}}) {
-    ASSERT_TRUE(kubectl()
-                    .Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata:\n  name: " +
-                           name + "\nvalue: " + std::to_string(value) + "\n")
-                    .ok());
-  }
+  MakePriorityClasses({{low, 10}, {high, 100}});
+  if (HasFatalFailure()) return;
   StartRota();
 
   // A checkpointable training Job (runs until stopped), queued as a data scientist would.
