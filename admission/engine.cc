@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "quota_tree.h"
+#include "rota/admission/lost_work.h"
 #include "rota/admission/quantity.h"
 
 namespace rota::admission {
@@ -824,6 +825,9 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
     const Workload& v = wls_[vi];
     if (v.victim || v.admitted_this_pass || !v.spec->preemptible || !uses_needed(v)) return;
     const int32_t vp = v.spec->priority;
+    // Minimum runtime: the victim's queue protects what it admitted recently.
+    const int64_t min_runtime = vcq.node == cq.node ? vcq.spec->preempt_min_runtime : vcq.spec->reclaim_min_runtime;
+    if (min_runtime > 0 && snap_.now > 0 && snap_.now - v.spec->admission_time < min_runtime) return;
     if (vcq.node == cq.node) {
       bool ok = false;
       switch (cq.spec->within_cluster_queue) {
@@ -871,8 +875,10 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
       for (int vi : other.admitted) consider(vi, other);
     }
   }
-  // Already-evicted first, other queues before our own, lower priority first, most recently
-  // admitted first, then by key for determinism.
+  // Already-evicted first, other queues before our own, lower priority first (Kueue's order);
+  // then the least work lost per resource freed: the shortest time since its last save (without
+  // checkpoints, the most recently admitted, as Kueue); then by key for determinism.
+  const int64_t now = snap_.now;
   std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
     const Workload& x = wls_[a.wl];
     const Workload& y = wls_[b.wl];
@@ -880,6 +886,8 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
     const bool xo = x.cq != w.cq, yo = y.cq != w.cq;
     if (xo != yo) return xo;
     if (x.spec->priority != y.spec->priority) return x.spec->priority < y.spec->priority;
+    const int64_t xs = SecondsSinceSave(*x.spec, now), ys = SecondsSinceSave(*y.spec, now);
+    if (xs != ys) return xs < ys;
     if (x.spec->admission_time != y.spec->admission_time) return x.spec->admission_time > y.spec->admission_time;
     return x.spec->key < y.spec->key;
   });
@@ -909,16 +917,26 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
     cq.failed_needs = needs;
     return std::nullopt;
   }
-  // Minimal: give back every victim the preemptor can do without, last chosen first.
-  std::vector<Candidate> victims;
-  for (auto it = removed.rbegin(); it != removed.rend(); ++it) {
-    Workload& v = wls_[it->wl];
+  // Minimal: give back every victim the preemptor can do without, the one that would lose the
+  // most work first (ties: last chosen first).
+  std::vector<size_t> give_back(removed.size());
+  std::iota(give_back.rbegin(), give_back.rend(), size_t{0});
+  if (now > 0) {
+    std::vector<LostWork> lost;
+    for (const Candidate& c : removed) lost.push_back(LostWorkOf(*wls_[c.wl].spec, now));
+    std::stable_sort(give_back.begin(), give_back.end(), [&](size_t a, size_t b) { return lost[b] < lost[a]; });
+  }
+  std::vector<bool> kept(removed.size(), false);
+  for (size_t i : give_back) {
+    Workload& v = wls_[removed[i].wl];
     Hold(v, v.usage);
     if (Fits(cq, w, needs)) continue;
     Release(v);
-    victims.push_back(*it);
+    kept[i] = true;
   }
-  std::reverse(victims.begin(), victims.end());
+  std::vector<Candidate> victims;
+  for (size_t i = 0; i < removed.size(); ++i)
+    if (kept[i]) victims.push_back(removed[i]);
   std::vector<PreemptDecision> out;
   for (const Candidate& c : victims) {
     Workload& v = wls_[c.wl];

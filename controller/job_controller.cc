@@ -4,8 +4,10 @@
 #include <thread>
 
 #include "cache/compact_workload.h"
+#include "jobs/checkpoint_relay.h"
 #include "jobs/pods_ready.h"
 #include "jobs/quota_release.h"
+#include "rota/api/checkpoint.h"
 #include "rota/api/snapshot.h"
 #include "rota/apiclient/thread_name.h"
 
@@ -84,7 +86,17 @@ Result<PodInfo> PodInfo::Decode(const Json& pod) {
   PodInfo p;
   const Json& m = pod.contains("metadata") ? pod["metadata"] : Json::object();
   p.ns = m.value("namespace", "");
+  p.name = m.value("name", "");
   if (m.contains("labels") && m["labels"].is_object()) p.job = m["labels"].value("batch.kubernetes.io/job-name", "");
+  if (m.contains("annotations") && m["annotations"].is_object()) {
+    const Json& a = m["annotations"];
+    auto text = [&](std::string_view key) {
+      auto it = a.find(std::string(key));
+      return it != a.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    p.checkpointed_at = text(api::kCheckpointedAtAnnotation);
+    p.checkpoint_requested_at = text(api::kCheckpointRequestedAtAnnotation);
+  }
   const Json& st = pod.contains("status") ? pod["status"] : Json::object();
   p.succeeded = st.value("phase", "") == "Succeeded";
   if (st.contains("conditions") && st["conditions"].is_array()) {
@@ -113,7 +125,7 @@ JobController::JobController(apiclient::Client& client, ClusterCache& cache, Log
   options.on_error = [this](const std::string& m) { log_("warn", m); };
   jobs_ = std::make_unique<apiclient::Informer<JobInfo>>(client_, apiclient::resources::kJobs, "", JobInfo::Decode, h,
                                                          options);
-  if (config_.wait_for_pods_ready) {
+  {
     apiclient::Informer<PodInfo>::Handlers ph;
     auto pod_changed = [this](const PodInfo& p) {
       if (!p.job.empty()) queue_.Add(p.ns + "/" + p.job);
@@ -202,6 +214,7 @@ bool JobController::Reconcile(const std::string& key) {
     const api::Condition* finished = api::FindCondition(wl->status->conditions, wc::kFinished);
     if (finished && finished->status == api::ConditionStatus::kTrue) return true;
   }
+  if (api::Checkpointable(wl->metadata.annotations) && !RelayCheckpoint(*job, *wl)) return false;
   if (EvictedHoldingQuota(*wl)) return StopThenRelease(*job, *wl);
   if (IsAdmitted(*wl)) {
     if (job->suspend) return Start(*job, *wl);
@@ -216,8 +229,8 @@ bool JobController::CheckPodsReady(const JobInfo& job, const api::Workload& wl) 
     needed += psa.count.value_or(wl.spec.pod_sets.empty() ? job.parallelism : wl.spec.pod_sets[0].count);
   }
   int32_t up = 0;
-  for (const auto& p : pods_->List())
-    if (p->ns == job.ns && p->job == job.name && (p->ready || p->succeeded)) ++up;
+  for (const auto& p : PodsOf(job))
+    if (p->ready || p->succeeded) ++up;
   const api::Condition* ready = api::FindCondition(wl.status->conditions, wc::kPodsReady);
   if (up >= needed) {
     if (ready && ready->status == api::ConditionStatus::kTrue) return true;
@@ -271,6 +284,51 @@ bool JobController::EvictForPodsReadyTimeout(const JobInfo& job, const api::Work
   return true;
 }
 
+std::vector<std::shared_ptr<const PodInfo>> JobController::PodsOf(const JobInfo& job) const {
+  std::vector<std::shared_ptr<const PodInfo>> out;
+  for (auto& p : pods_->List())
+    if (p->ns == job.ns && p->job == job.name) out.push_back(std::move(p));
+  return out;
+}
+
+bool JobController::RelayCheckpoint(const JobInfo& job, const api::Workload& wl) {
+  const auto pods = PodsOf(job);
+  const std::string key = wl.metadata.namespace_ + "/" + wl.metadata.name;
+  const int64_t latest = LatestCheckpoint(job, pods);
+  if (latest > WorkloadCheckpoint(wl)) {
+    const Json patch = {
+        {"metadata", {{"annotations", {{std::string(api::kCheckpointedAtAnnotation), api::FormatTime(latest)}}}}}};
+    auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
+                           apiclient::PatchType::kMerge, patch);
+    if (!r.ok() && !r.error().IsNotFound()) {
+      log_("warn",
+           "reporting the checkpoint of Job " + job.ns + "/" + job.name + " to " + key + ": " + r.error().ToString());
+      return false;
+    }
+  }
+  const std::optional<std::string> requested = RequestedAtForPods(wl);
+  if (!requested) return true;
+  size_t told = 0;
+  for (const auto& pod : pods) {
+    if (pod->checkpoint_requested_at == *requested) continue;
+    const Json value = requested->empty() ? Json(nullptr) : Json(*requested);
+    auto r =
+        client_.Patch(apiclient::resources::kPods, pod->ns, pod->name, apiclient::PatchType::kMerge,
+                      {{"metadata", {{"annotations", {{std::string(api::kCheckpointRequestedAtAnnotation), value}}}}}});
+    if (!r.ok() && !r.error().IsNotFound()) {
+      log_("warn", "asking pod " + pod->ns + "/" + pod->name + " to checkpoint: " + r.error().ToString());
+      return false;
+    }
+    ++told;
+  }
+  if (told > 0 && !requested->empty()) {
+    log_("info", "asked the " + std::to_string(told) + " pod(s) of Job " + job.ns + "/" + job.name +
+                     " to checkpoint (requested at " + *requested + ")");
+    Event(job, "CheckpointRequested", "Asked its pods to checkpoint: rota.dev/checkpoint-requested-at=" + *requested);
+  }
+  return true;
+}
+
 bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue) {
   int32_t count = job.parallelism;
   if (job.completions) count = std::min(count, *job.completions);
@@ -297,12 +355,20 @@ bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue)
     spec["priorityClassRef"] = {{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", cls}};
     spec["priority"] = wpc ? wpc->value : 0;
   }
+  // The checkpoint handshake's annotations go with it (the scheduler reads only Workloads).
+  Json annotations = Json::object();
+  for (std::string_view key :
+       {api::kCheckpointAnnotation, api::kCheckpointTimeoutAnnotation, api::kCheckpointedAtAnnotation}) {
+    const std::string value = api::AnnotationOr(job.annotations, key);
+    if (!value.empty()) annotations[std::string(key)] = value;
+  }
   Json wl = {{"apiVersion", api::kApiVersion},
              {"kind", "Workload"},
              {"metadata",
               {{"name", WorkloadNameForJob(job.name, job.uid)},
                {"namespace", job.ns},
                {"labels", {{"kueue.x-k8s.io/job-uid", job.uid}}},
+               {"annotations", annotations},
                {"ownerReferences", Json::array({{{"apiVersion", "batch/v1"},
                                                  {"kind", "Job"},
                                                  {"name", job.name},

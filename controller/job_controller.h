@@ -7,7 +7,8 @@
 // and keeps the Job suspended; on admission it merges the flavors' node labels into the pod
 // template's nodeSelector, adds their tolerations, sets parallelism to the admitted count, and
 // unsuspends it; when the Workload loses its admission (preemption) it suspends the Job again and
-// restores the template, so the pods get their termination grace period to checkpoint; a finished
+// restores the template, so the pods get their termination grace period; a Job annotated
+// rota.dev/checkpoint takes part in the checkpoint handshake first (jobs/checkpoint_relay.h); a finished
 // Job marks its Workload Finished, which releases the quota at once. A deleted Job takes its
 // Workload with it (owner reference, garbage collector).
 //
@@ -49,11 +50,12 @@ struct JobInfo {
   static Result<JobInfo> Decode(const apiclient::Json& job);
 };
 
-// What rota keeps of a Job's pod (for gang readiness).
+// What rota keeps of a Job's pod (for gang readiness and the checkpoint handshake).
 struct PodInfo {
-  std::string ns, job;
-  bool ready = false;      // condition Ready=True
-  bool succeeded = false;  // phase Succeeded
+  std::string ns, name, job;
+  bool ready = false;                                    // condition Ready=True
+  bool succeeded = false;                                // phase Succeeded
+  std::string checkpointed_at, checkpoint_requested_at;  // its rota.dev/ annotations
   static Result<PodInfo> Decode(const apiclient::Json& pod);
 };
 
@@ -86,6 +88,10 @@ class JobController {
   // waitForPodsReady: PodsReady once the gang is up; evict and requeue it after the timeout.
   bool CheckPodsReady(const JobInfo& job, const api::Workload& wl);
   bool EvictForPodsReadyTimeout(const JobInfo& job, const api::Workload& wl);
+  // The checkpoint handshake (jobs/checkpoint_relay.h): reports to the Workload, requests to the
+  // pods.
+  bool RelayCheckpoint(const JobInfo& job, const api::Workload& wl);
+  std::vector<std::shared_ptr<const PodInfo>> PodsOf(const JobInfo& job) const;
 
   apiclient::Client& client_;
   ClusterCache& cache_;
@@ -99,7 +105,7 @@ class JobController {
   void Event(const JobInfo& job, const std::string& reason, const std::string& message);
   apiclient::WorkQueue queue_;
   std::unique_ptr<apiclient::Informer<JobInfo>> jobs_;
-  std::unique_ptr<apiclient::Informer<PodInfo>> pods_;  // only with waitForPodsReady
+  std::unique_ptr<apiclient::Informer<PodInfo>> pods_;  // the Jobs' pods
 };
 
 }  // namespace rota::controller

@@ -365,8 +365,22 @@ int main(int argc, char** argv) {
   simulate->add_flag("--fair-sharing", options.fair_sharing,
                      "Order queues of a cohort by weighted share and preempt to even shares");
   simulate->add_option("--max-passes", options.max_passes, "Stop after this many passes")->check(CLI::PositiveNumber);
+  std::string now;
+  simulate->add_option("--now", now,
+                       "The time of the simulation (RFC 3339; default: now): victims are chosen by the work they "
+                       "would lose by then");
   simulate->callback([&] {
-    exit_code = Guarded("rota simulate", [&] { return rota::simulate::Run(files, options, std::cout, std::cerr); });
+    exit_code = Guarded("rota simulate", [&] {
+      auto t = now.empty()
+                   ? rota::Result<int64_t>(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()))
+                   : rota::api::ParseTime(now);
+      if (!t.ok() || *t <= 0) {
+        std::cerr << "rota simulate: --now: \"" << now << "\" is not an RFC 3339 time such as 2026-11-26T12:00:00Z\n";
+        return 2;
+      }
+      options.now = *t;
+      return rota::simulate::Run(files, options, std::cout, std::cerr);
+    });
   });
 
   try {

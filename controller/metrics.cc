@@ -91,6 +91,14 @@ Metrics::Metrics() {
          "How long the scheduler lets changes gather before its next pass: the configured batch period, or more after "
          "a costly pass");
   Define("rota_scheduling_pass_cpu_seconds", Type::kGauge, "CPU time the scheduler's last pass took");
+  Define("rota_checkpoint_requests_total", Type::kCounter,
+         "Checkpoint requests that ended, per 'cluster_queue' and 'result' (acknowledged, timed_out, cancelled)");
+  Define("rota_checkpoint_wait_seconds", Type::kHistogram,
+         "Seconds from a checkpoint request to its answer or its deadline",
+         {1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600});
+  Define("rota_preemption_lost_resource_seconds_total", Type::kCounter,
+         "Work thrown away by preemptions: each victim's admitted amount of 'resource' times the seconds since it "
+         "last saved its work, per the victim's 'cluster_queue'");
   Define("rota_apiserver_behind", Type::kGauge,
          "1 while admissions wait for the apiserver (queue status and Events are then written at half their rates), "
          "else 0");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "checkpoint/checkpoint_metrics.h"
+#include "rota/api/checkpoint.h"
 #include "rota/apiclient/thread_name.h"
 #include "scheduling/status_apply_sink.h"
 #include "scheduling/workload_events.h"
@@ -31,6 +33,9 @@ QueueController::QueueController(ClusterCache& cache, apiclient::Client& client,
       tuning_(tuning),
       trigger_(clock_, tuning_),
       pending_(tuning_),
+      checkpoints_(
+          CheckpointTimeouts{std::chrono::duration_cast<std::chrono::seconds>(config_.checkpoint_default_timeout),
+                             std::chrono::duration_cast<std::chrono::seconds>(config_.checkpoint_max_timeout)}),
       tally_(tuning_),
       apiserver_(tuning_) {
   if (events_) events_qps_ = events_->qps();
@@ -39,6 +44,7 @@ QueueController::QueueController(ClusterCache& cache, apiclient::Client& client,
     metrics_->Set("rota_apiserver_behind", {}, 0);
   }
   cache_.OnChange([this](bool may_decide) { trigger_.MarkDirty(may_decide); });
+  cache_.OnWorkloadChange([this](const api::Workload& w) { checkpoints_.Observe(w); });
   writer_ = std::make_unique<StatusWriter>(
       [this, &client] { return NewApplySink(client, log_); }, tuning_.writes_in_flight,
       tuning_.summary_writes_in_flight, [this] { trigger_.MarkDirty(); },  // a failed write is retried by the next pass
@@ -149,6 +155,7 @@ void QueueController::TakeWriterOutcomes() {
     } else {
       pending_.Forget(key);
       assumed_.WriteFailed(key, done.seq);
+      checkpoints_.WriteFailed(key);
     }
   }
 }
@@ -170,16 +177,56 @@ void QueueController::OverlayWorkloads(api::ClusterState& state, uint64_t pass) 
 }
 
 std::vector<WorkloadWrite> QueueController::DecisionWrites(const admission::Decisions& d, const HeldPreemptions& held,
+                                                           const CheckpointPass& checkpoints,
                                                            const std::vector<Drained>& drained,
                                                            const std::string& now) const {
   std::vector<WorkloadWrite> writes;
   for (const auto& a : d.admitted) writes.push_back(AdmitWrite(*ObjectOf(a.workload), a, now));
   for (const auto& p : d.preempted) {
     const api::Workload& w = *ObjectOf(p.workload);
-    writes.push_back(held.victims.count(p.workload) ? EvictWrite(w, p, now) : PreemptWrite(w, p, now));
+    auto closing = checkpoints.closing.find(p.workload);
+    const CheckpointCondition* c = closing == checkpoints.closing.end() ? nullptr : &closing->second;
+    if (held.victims.count(p.workload))
+      writes.push_back(EvictWrite(w, p, now, c));
+    else
+      writes.push_back(c ? PreemptWrite(w, p, now, *c) : PreemptWrite(w, p, now));
   }
+  for (const WorkloadWrite& c : checkpoints.writes) writes.push_back(c);
   for (const Drained& e : drained) writes.push_back(e.write);
   return writes;
+}
+
+HeldPreemptions QueueController::HoldPreemptions(admission::Decisions& d, const PassTimes& times,
+                                                 CheckpointPass& checkpoints) {
+  auto has_pods = [this](const std::string& key) {
+    const api::Workload* w = ObjectOf(key);
+    return w && !OwnerJob(*w).empty();
+  };
+  // A victim with pods to stop, or one to ask for a checkpoint, keeps its preemptor waiting.
+  HeldPreemptions held = preemption_hold_.Hold(d, snapshot_builder_, [&](const std::string& key) {
+    const api::Workload* w = ObjectOf(key);
+    return has_pods(key) || (w && api::Checkpointable(w->metadata.annotations));
+  });
+  checkpoints =
+      checkpoints_.Decide(d, held, preemption_hold_, snapshot_builder_, times.wall_seconds, times.wall, has_pods);
+  if (checkpoints.next_deadline) {
+    trigger_.WakeAt(times.start +
+                    std::chrono::seconds(std::max<int64_t>(0, *checkpoints.next_deadline - times.wall_seconds)));
+  }
+  return held;
+}
+
+void QueueController::TellCheckpoints(const CheckpointPass& checkpoints, const admission::Decisions& d, int64_t now) {
+  if (metrics_) RecordCheckpointMetrics(*metrics_, checkpoints, d, snapshot_builder_, now);
+  for (const auto& o : checkpoints.outcomes) {
+    log_("info", "checkpoint of " + o.workload + ": " + o.result + " (" + o.message + ")");
+    const api::Workload* w = ObjectOf(o.workload);
+    if (!events_ || !w) continue;
+    const bool timed_out = o.result == "timed_out";
+    (void)events_->Post(
+        {std::string(api::kApiVersion), "Workload", w->metadata.namespace_, w->metadata.name, w->metadata.uid},
+        timed_out ? "Warning" : "Normal", CheckpointEventReason(o.result), o.message);
+  }
 }
 
 void QueueController::EnqueueDecisions(std::vector<WorkloadWrite>& writes) {
@@ -234,21 +281,20 @@ void QueueController::Pass() {
   }
   assumed_.HoldEvicted(snapshot_builder_);
   preemption_hold_.HoldReleased(snapshot_builder_, s.times.start);
+  checkpoints_.MarkOpen(snapshot_builder_);
   admission::Decisions d = admission::Schedule(snapshot_builder_.snapshot(), workspace_,
                                                admission::ScheduleLimits{tuning_.max_changes_per_pass});
   // (The last admission's victims may take the pass past the limit.)
   s.deferred = admission::KeepFirstAdmissions(d, tuning_.max_changes_per_pass);
-  const HeldPreemptions held = preemption_hold_.Hold(d, snapshot_builder_, [this](const std::string& key) {
-    const api::Workload* w = ObjectOf(key);
-    return w && !OwnerJob(*w).empty();
-  });
+  CheckpointPass checkpoints;
+  const HeldPreemptions held = HoldPreemptions(d, s.times, checkpoints);
   s.deferred += held.deferred;
   s.stopped_early = s.deferred > 0 || d.not_considered > 0;
   if (s.stopped_early) trigger_.MarkDirty();
   const double decide_seconds = std::chrono::duration<double>(clock_.Now() - s.times.start).count();
 
   const std::vector<Drained> drained = DrainStoppedQueues(state, snapshot_builder_, d, s.times.wall);
-  std::vector<WorkloadWrite> writes = DecisionWrites(d, held, drained, s.times.wall);
+  std::vector<WorkloadWrite> writes = DecisionWrites(d, held, checkpoints, drained, s.times.wall);
   const size_t queued_pending = writer_->Queued(StatusWriter::kPending);
   PendingReasons::Result pending =
       pending_.Decide(d, snapshot_builder_, assumed_, s.times.start, state.now, s.times.wall,
@@ -256,6 +302,7 @@ void QueueController::Pass() {
   if (pending.wake) trigger_.WakeAt(*pending.wake);
   pending_.ForgetGone([&](const std::string& key) { return ObjectOf(key) != nullptr; });
   EnqueueDecisions(writes);
+  TellCheckpoints(checkpoints, d, state.now);  // (before the snapshot forgets the victims' admissions)
 
   ApplyToSnapshot(d, held, drained);
   const QueueTally::Result tally = tally_.Count(snapshot_builder_, d);

@@ -20,6 +20,7 @@
 
 #include "cache/cluster_cache.h"
 #include "cache/compact_workload.h"
+#include "checkpoint/requests.h"
 #include "logger.h"
 #include "metrics.h"
 #include "rota/admission/engine.h"
@@ -96,7 +97,11 @@ class QueueController {
   void OverlayWorkloads(api::ClusterState& state, uint64_t pass);
   void TakeWriterOutcomes();
   std::vector<WorkloadWrite> DecisionWrites(const admission::Decisions& d, const HeldPreemptions& held,
-                                            const std::vector<Drained>& drained, const std::string& now) const;
+                                            const CheckpointPass& checkpoints, const std::vector<Drained>& drained,
+                                            const std::string& now) const;
+  // The preemptions of the pass, held for pods to stop and for checkpoints (checkpoint/).
+  HeldPreemptions HoldPreemptions(admission::Decisions& d, const PassTimes& times, CheckpointPass& checkpoints);
+  void TellCheckpoints(const CheckpointPass& checkpoints, const admission::Decisions& d, int64_t now);
   void EnqueueDecisions(std::vector<WorkloadWrite>& writes);
   // Applies the decisions to the kept snapshot's entries, so that the tally counts them.
   void ApplyToSnapshot(const admission::Decisions& d, const HeldPreemptions& held, const std::vector<Drained>& drained);
@@ -118,6 +123,7 @@ class QueueController {
   StateCopies copies_;
   AssumedAdmissions assumed_;
   PreemptionHold preemption_hold_{tuning_.preemptor_first};
+  CheckpointRequests checkpoints_;
   PendingReasons pending_;
   QueueTally tally_;
   QueueStatus queue_status_;

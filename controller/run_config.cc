@@ -7,6 +7,8 @@
 #include <set>
 #include <string_view>
 
+#include "rota/api/checkpoint.h"
+
 namespace rota::controller {
 namespace {
 
@@ -142,6 +144,15 @@ Status ApplyWaitForPodsReady(RunConfig& c, const Setting& s) {
   return Status::Ok();
 }
 
+Status ApplyCheckpoint(RunConfig& c, const Setting& s) {
+  auto millis = api::ParseGoDuration(s.value.as<std::string>());
+  if (!millis.ok()) return millis.status().WithContext(s.path);
+  if (*millis <= 0) return InvalidArgument(s.path + ": must be longer than 0");
+  (s.key == "defaultTimeout" ? c.checkpoint_default_timeout : c.checkpoint_max_timeout) =
+      std::chrono::milliseconds(*millis);
+  return Status::Ok();
+}
+
 // metrics, health and webhook: an address, or (webhook) a certificate file.
 Status ApplyServer(RunConfig& c, const std::string& section, const Setting& s) {
   if (section == "webhook" && s.key != "bindAddress") {
@@ -164,6 +175,7 @@ Status Apply(RunConfig& c, const std::string& section, const Setting& s) {
   if (section == "scheduling") return ApplyScheduling(c, s);
   if (section == "logging") return ApplyLogging(c, s);
   if (section == "waitForPodsReady") return ApplyWaitForPodsReady(c, s);
+  if (section == "checkpoint") return ApplyCheckpoint(c, s);
   return ApplyServer(c, section, s);
 }
 
@@ -179,6 +191,7 @@ const std::map<std::string, std::set<std::string>>& KnownSettings() {
       {"health", {"bindAddress"}},
       {"webhook", {"bindAddress", "certFile", "keyFile"}},
       {"waitForPodsReady", {"enable", "timeout", "backoffBaseSeconds", "backoffMaxSeconds", "backoffLimitCount"}},
+      {"checkpoint", {"defaultTimeout", "maxTimeout"}},
   };
   return kKeys;
 }
@@ -190,7 +203,7 @@ Status ApplyAll(RunConfig& c, const YAML::Node& root, const std::string& source)
     if (allowed == KnownSettings().end()) {
       return InvalidArgument(source + ": " + name +
                              ": unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, "
-                             "logging, metrics, health, webhook, waitForPodsReady)");
+                             "logging, metrics, health, webhook, waitForPodsReady, checkpoint)");
     }
     if (!section.second.IsMap()) return InvalidArgument(source + ": " + name + ": must be a map");
     for (const auto& kv : section.second) {
@@ -227,6 +240,8 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
   try {
     if (Status s = ApplyAll(c, root, source); !s.ok()) return s;
     if (Status s = CheckLeaseTimes(c, source); !s.ok()) return s;
+    if (c.checkpoint_default_timeout > c.checkpoint_max_timeout)
+      return InvalidArgument(source + ": checkpoint.defaultTimeout must not be longer than maxTimeout");
   } catch (const YAML::Exception& e) {
     return InvalidArgument(source + ": " + e.msg);
   }

@@ -19,6 +19,8 @@
 //   waitForPodsReady: {enable: false, timeout: 5m, backoffBaseSeconds: 60, backoffMaxSeconds: 3600,
 //                      backoffLimitCount: 5}   # a gang must be Ready within timeout, or is requeued;
 //                                              # backoffLimitCount has no default (no limit)
+//   checkpoint: {defaultTimeout: 5m, maxTimeout: 30m}   # how long a victim annotated
+//                                            # rota.dev/checkpoint has to checkpoint (docs/checkpoint.md)
 
 #include <chrono>
 #include <optional>
@@ -71,6 +73,10 @@ struct RunConfig {
   int backoff_base_seconds = 60;
   int backoff_max_seconds = 3600;
   std::optional<int> backoff_limit;
+  // The checkpoint handshake: the wait for a victim's checkpoint when its Job names no
+  // rota.dev/checkpoint-timeout, and the longest one it may name.
+  std::chrono::milliseconds checkpoint_default_timeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds checkpoint_max_timeout{std::chrono::minutes(30)};
 };
 
 // Parses a config file's text; `source` names it in errors (`rota.yaml: scheduling.batchPeriod:

@@ -113,6 +113,7 @@ Json ToJson(const admission::AdmissionSpec& a, const std::string& key) {
 int Run(const std::vector<std::string>& files, const Options& options, std::ostream& out, std::ostream& err) {
   api::ClusterState state;
   state.fair_sharing = options.fair_sharing;
+  state.now = options.now;
   for (const std::string& file : files) {
     std::error_code ec;
     if (std::filesystem::is_directory(file, ec)) {
@@ -171,7 +172,8 @@ int Run(const std::vector<std::string>& files, const Options& options, std::ostr
     for (const auto& a : last.admitted) {
       admission::WorkloadSpec* w = by_key.at(a.workload);
       w->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
-      w->admission_time = pass + 1;  // later passes were admitted more recently
+      // (Later passes were admitted more recently: Kueue's order among them, when no time.)
+      w->admission_time = options.now + pass + 1;
     }
   }
   if (pass == options.max_passes) {

@@ -21,6 +21,12 @@ namespace rota::simulate {
 struct Options {
   bool fair_sharing = false;
   int max_passes = 1000;  // a bound on passes, in case preemptions never settle
+  // The time of the simulation (Unix seconds; `rota simulate --now`). Victims are chosen by the
+  // work they would lose by then (admission from the QuotaReserved condition's
+  // lastTransitionTime, last checkpoint from rota.dev/checkpointed-at), minimum runtimes and
+  // requeueAt are measured to it; workloads the simulation admits are admitted at this time.
+  // 0: no time (victims in Kueue's order, no minimum runtime or backoff).
+  int64_t now = 0;
 };
 
 // Returns the process exit code: 0, or 2 for invalid input (the message, naming the file,

@@ -1,4 +1,5 @@
 #include "rota/api/snapshot.h"
+#include "rota/api/checkpoint.h"
 
 #include <algorithm>
 #include <cctype>
@@ -344,12 +345,24 @@ Status ClusterQueueSpecOf(const ClusterQueue& q, adm::ClusterQueueSpec& e) {
   e.borrow_max_priority_threshold = p.borrow_within_cohort.max_priority_threshold;
   e.stopped = q.spec.stop_policy != StopPolicy::kNone;
   if (q.spec.fair_sharing) e.fair_weight_milli = q.spec.fair_sharing->weight.milli();
+  for (auto [key, out] : {std::pair{kPreemptMinRuntimeAnnotation, &e.preempt_min_runtime},
+                          std::pair{kReclaimMinRuntimeAnnotation, &e.reclaim_min_runtime}}) {
+    const std::string text = AnnotationOr(q.metadata.annotations, key);
+    if (text.empty()) continue;
+    auto millis = ParseGoDuration(text);
+    if (!millis.ok()) {
+      return millis.status().WithContext("ClusterQueue \"" + e.name + "\": metadata.annotations[" + std::string(key) +
+                                         "]");
+    }
+    *out = *millis / 1000;
+  }
   return Status::Ok();
 }
 
 // Appends the engine's flavors, cohorts and ClusterQueues for `state` to `out`.
 Status QueuesOf(const ClusterState& state, adm::Snapshot& out) {
   out.fair_sharing = state.fair_sharing;
+  out.now = state.now;
   for (const auto& f : state.flavors) {
     adm::FlavorSpec ef{f.metadata.name, f.spec.node_labels, {}};
     for (const auto& t : f.spec.node_taints) ef.node_taints.push_back({t.key, t.value, ToEngine(t.effect)});
@@ -494,6 +507,9 @@ Status WorkloadSpecOf(const Workload& w, Resolver& r, adm::WorkloadSpec* reuse, 
     if (const Condition* c = FindCondition(status->conditions, workload_condition::kEvicted)) {
       e.evicted = c->status == ConditionStatus::kTrue;
     }
+    // (A malformed report counts as no checkpoint: the trainer's mistake must not block it.)
+    auto saved = ParseTime(AnnotationOr(w.metadata.annotations, kCheckpointedAtAnnotation));
+    e.last_checkpoint = saved.ok() ? *saved : 0;
   }
 
   if (!problem.ok()) {

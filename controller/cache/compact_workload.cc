@@ -29,15 +29,29 @@ bool HasOwner(const Json& workload) {
   return owners != m->end() && owners->is_array() && !owners->empty();
 }
 
-// Of the metadata, the cache keeps identity, times and owners (the Job integration follows its
-// Workloads by owner); labels, annotations, managedFields and the rest nothing reads.
+// Of the metadata, the cache keeps identity, times, owners (the Job integration follows its
+// Workloads by owner) and the checkpoint annotations (rota.dev/checkpoint*); labels, other
+// annotations, managedFields and the rest nothing reads.
 void TrimMetadata(Json& compact) {
   auto m = compact.find("metadata");
   if (m == compact.end() || !m->is_object()) return;
-  static const std::set<std::string, std::less<>> kKept = {
-      "name",           "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
-      "ownerReferences"};
+  static const std::set<std::string, std::less<>> kKept = {"name",
+                                                           "namespace",
+                                                           "uid",
+                                                           "resourceVersion",
+                                                           "generation",
+                                                           "creationTimestamp",
+                                                           "deletionTimestamp",
+                                                           "ownerReferences",
+                                                           "annotations"};
   for (auto it = m->begin(); it != m->end();) it = kKept.count(it.key()) ? std::next(it) : m->erase(it);
+  auto a = m->find("annotations");
+  if (a == m->end()) return;
+  if (a->is_object()) {
+    for (auto it = a->begin(); it != a->end();)
+      it = it.key().rfind("rota.dev/checkpoint", 0) == 0 ? std::next(it) : a->erase(it);
+  }
+  if (!a->is_object() || a->empty()) m->erase(a);
 }
 
 // A pod template's scheduling fields, moved out of `tpl`.

@@ -47,6 +47,7 @@ HeldPreemptions PreemptionHold::Hold(admission::Decisions& d, const api::Snapsho
   std::erase_if(d.preempted, [&](const admission::PreemptDecision& p) {
     if (p.preemptor == preemptor) {
       if (!has_pods(p.workload)) return false;
+      held.chosen[p.workload] = p.reason;
       preemptor_of_[p.workload] = {p.preemptor, std::nullopt};
       const admission::WorkloadSpec* spec = builder.Find(p.workload);
       if (spec && spec->evicted) return true;  // chosen again while its eviction is under way
@@ -64,6 +65,7 @@ HeldPreemptions PreemptionHold::Hold(admission::Decisions& d, const api::Snapsho
         {key, kPendingPreemptionReason, message, static_cast<size_t>(spec - builder.snapshot().workloads.data()), -1});
   }
   held.waiting = 1;
+  held.preemptor = preemptor;
   held.deferred = static_cast<size_t>(d.admitted.end() - first) - 1;
   d.admitted.erase(first, d.admitted.end());
   return held;

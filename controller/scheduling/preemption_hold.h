@@ -30,6 +30,10 @@ struct HeldPreemptions {
   std::unordered_set<std::string> victims;  // evicted, keeping their quota for now
   size_t waiting = 0;                       // preemptors taken out of the admissions (0 or 1)
   size_t deferred = 0;                      // admissions after it, left to the next pass
+  std::string preemptor;                    // the one waiting, if any
+  // Every victim the waiting preemptor chose in this pass, with its preemption reason: those
+  // evicted now and those chosen again while their eviction (or checkpoint) is under way.
+  std::unordered_map<std::string, admission::PreemptionReason> chosen;
 };
 
 class PreemptionHold {
@@ -43,12 +47,19 @@ class PreemptionHold {
 
   // After the engine: the first admission (in admission order) of a preemptor with a victim for
   // which `has_pods` is true is taken out of `d.admitted` and listed in `d.pending` (reason
-  // "Pending", Kueue's message); its victims that are already being evicted are taken out of
+  // "Pending", Kueue's message); its victims that are already being evicted (`evicted` in the
+  // snapshot: also those asked to checkpoint) are taken out of
   // `d.preempted` (chosen again, they are evicted once). The engine decided the admissions after
   // it as if those victims had released their quota (a victim may free more than its preemptor
   // takes): they are taken out too, with their own victims, and left to the next pass.
   HeldPreemptions Hold(admission::Decisions& d, const api::SnapshotBuilder& builder,
                        const std::function<bool(const std::string& key)>& has_pods);
+
+  // Records that `victim`, evicted outside a pass's decisions (after its checkpoint), gives its
+  // quota to `preemptor` first.
+  void Promise(const std::string& victim, const std::string& preemptor) {
+    preemptor_of_[victim] = {preemptor, std::nullopt};
+  }
 
   size_t size() const { return preemptor_of_.size(); }
 

@@ -10,9 +10,9 @@ namespace wc = api::workload_condition;
 
 // Workload condition types rota owns (and so always applies in full).
 const std::vector<std::string>& OwnedConditionTypes() {
-  static const std::vector<std::string> kOwned = {std::string(wc::kQuotaReserved), std::string(wc::kAdmitted),
-                                                  std::string(wc::kEvicted), std::string(wc::kPreempted),
-                                                  std::string(wc::kRequeued)};
+  static const std::vector<std::string> kOwned = {
+      std::string(wc::kQuotaReserved), std::string(wc::kAdmitted), std::string(wc::kEvicted),
+      std::string(wc::kPreempted),     std::string(wc::kRequeued), std::string(wc::kCheckpointRequested)};
   return kOwned;
 }
 
@@ -114,24 +114,57 @@ WorkloadWrite AdmitWrite(const api::Workload& w, const admission::AdmitDecision&
   return Write(w, std::move(status), std::optional<api::Admission>(std::move(assumed)));
 }
 
-WorkloadWrite PreemptWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now) {
+namespace {
+
+void AddCheckpoint(Updates& updates, const CheckpointCondition* checkpoint) {
+  if (checkpoint) {
+    updates[std::string(wc::kCheckpointRequested)] = {checkpoint->status, checkpoint->reason, checkpoint->message};
+  }
+}
+
+// The status with the admission as it is (an apply that left it out would remove it).
+Json KeepingAdmission(const api::Workload& w, Json conditions) {
+  Json status = {{"conditions", std::move(conditions)}};
+  if (w.status && w.status->admission) status["admission"] = api::EncodeValue(*w.status->admission);
+  return status;
+}
+
+WorkloadWrite Preempt(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now,
+                      const CheckpointCondition* checkpoint) {
   const std::string message = PreemptionMessage(p);
-  const Updates updates = {{std::string(wc::kQuotaReserved), {"False", "Preempted", message}},
-                           {std::string(wc::kAdmitted), kNoReservation},
-                           {std::string(wc::kEvicted), {"True", "Preempted", message}},
-                           {std::string(wc::kPreempted), {"True", admission::ToString(p.reason), message}},
-                           {std::string(wc::kRequeued), {"True", "Preempted", "Requeued after preemption"}}};
+  Updates updates = {{std::string(wc::kQuotaReserved), {"False", "Preempted", message}},
+                     {std::string(wc::kAdmitted), kNoReservation},
+                     {std::string(wc::kEvicted), {"True", "Preempted", message}},
+                     {std::string(wc::kPreempted), {"True", admission::ToString(p.reason), message}},
+                     {std::string(wc::kRequeued), {"True", "Preempted", "Requeued after preemption"}}};
+  AddCheckpoint(updates, checkpoint);
   return Write(w, {{"conditions", OwnedConditions(w, updates, now)}}, std::optional<api::Admission>());
 }
 
-WorkloadWrite EvictWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now) {
+}  // namespace
+
+WorkloadWrite PreemptWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now) {
+  return Preempt(w, p, now, nullptr);
+}
+
+WorkloadWrite PreemptWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now,
+                           const CheckpointCondition& checkpoint) {
+  return Preempt(w, p, now, &checkpoint);
+}
+
+WorkloadWrite EvictWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now,
+                         const CheckpointCondition* checkpoint) {
   const std::string message = PreemptionMessage(p);
-  const Updates updates = {{std::string(wc::kEvicted), {"True", "Preempted", message}},
-                           {std::string(wc::kPreempted), {"True", admission::ToString(p.reason), message}}};
-  Json status = {{"conditions", OwnedConditions(w, updates, now)}};
-  // (Applied in full: an apply that left out the admission would remove it.)
-  if (w.status && w.status->admission) status["admission"] = api::EncodeValue(*w.status->admission);
-  return Write(w, std::move(status), std::nullopt);
+  Updates updates = {{std::string(wc::kEvicted), {"True", "Preempted", message}},
+                     {std::string(wc::kPreempted), {"True", admission::ToString(p.reason), message}}};
+  AddCheckpoint(updates, checkpoint);
+  return Write(w, KeepingAdmission(w, OwnedConditions(w, updates, now)), std::nullopt);
+}
+
+WorkloadWrite CheckpointWrite(const api::Workload& w, const CheckpointCondition& checkpoint, const std::string& now) {
+  Updates updates;
+  AddCheckpoint(updates, &checkpoint);
+  return Write(w, KeepingAdmission(w, OwnedConditions(w, updates, now)), std::nullopt);
 }
 
 WorkloadWrite DrainWrite(const api::Workload& w, bool by_cluster_queue, const std::string& now) {

@@ -26,9 +26,24 @@ struct WorkloadWrite {
 
 WorkloadWrite AdmitWrite(const api::Workload& w, const admission::AdmitDecision& d, const std::string& now);
 WorkloadWrite PreemptWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now);
+// The checkpoint handshake's condition (checkpoint/requests.h), set with a write.
+struct CheckpointCondition {
+  std::string status;  // True / False
+  std::string reason;
+  std::string message;
+};
+
 // A preemption whose victim keeps its quota until its pods are gone (preemption_hold.h): Evicted
-// and Preempted set, the admission and QuotaReserved as they are. Assumes nothing.
-WorkloadWrite EvictWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now);
+// and Preempted set, the admission and QuotaReserved as they are. Assumes nothing. After a
+// checkpoint handshake, `checkpoint` closes its request.
+WorkloadWrite EvictWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now,
+                         const CheckpointCondition* checkpoint = nullptr);
+// PreemptWrite after a checkpoint handshake (a victim with no pods to stop).
+WorkloadWrite PreemptWrite(const api::Workload& w, const admission::PreemptDecision& p, const std::string& now,
+                           const CheckpointCondition& checkpoint);
+// Only the CheckpointRequested condition changes (a request, or its withdrawal); the admission
+// is applied as it is.
+WorkloadWrite CheckpointWrite(const api::Workload& w, const CheckpointCondition& checkpoint, const std::string& now);
 // Evicted because its ClusterQueue (`by_cluster_queue`) or its LocalQueue has stopPolicy
 // HoldAndDrain.
 WorkloadWrite DrainWrite(const api::Workload& w, bool by_cluster_queue, const std::string& now);

@@ -5,6 +5,8 @@
 #include <set>
 
 #include "rota/admission/quantity.h"
+#include "rota/api/checkpoint.h"
+#include "rota/api/snapshot.h"
 
 namespace rota::webhook {
 namespace {
@@ -208,6 +210,31 @@ std::string CheckLabelValue(std::string_view v) {
   return "";
 }
 
+// rota.dev/checkpoint and rota.dev/checkpoint-timeout (docs/checkpoint.md), when set.
+void CheckCheckpointAnnotations(const Json& obj, std::vector<std::string>& errors) {
+  const Json& ann = Member(obj, {"metadata", "annotations"});
+  if (!ann.is_object()) return;
+  auto text = [&](std::string_view key) -> std::optional<std::string> {
+    auto it = ann.find(std::string(key));
+    if (it == ann.end()) return std::nullopt;
+    return it->is_string() ? it->get<std::string>() : Dump(*it);
+  };
+  auto field = [](std::string_view key) { return "metadata.annotations[" + std::string(key) + "]: "; };
+  if (auto v = text(api::kCheckpointAnnotation); v && *v != "true" && *v != "false")
+    errors.push_back(field(api::kCheckpointAnnotation) + Quote(*v) + " must be \"true\" or \"false\"");
+  if (auto v = text(api::kCheckpointTimeoutAnnotation)) {
+    auto millis = api::ParseGoDuration(*v);
+    if (!millis.ok())
+      errors.push_back(field(api::kCheckpointTimeoutAnnotation) + millis.status().message());
+    else if (*millis < 1000)
+      errors.push_back(field(api::kCheckpointTimeoutAnnotation) + Quote(*v) + " must be at least 1s");
+  }
+  if (auto v = text(api::kCheckpointedAtAnnotation); v && !api::ParseTime(*v).ok()) {
+    errors.push_back(field(api::kCheckpointedAtAnnotation) + Quote(*v) +
+                     " is not an RFC 3339 time such as 2026-11-26T12:00:00Z");
+  }
+}
+
 AdmissionResponse MutateJob(const AdmissionRequest& req, const ClusterView& view) {
   if (req.operation != "CREATE" || !req.object.is_object()) return AdmissionResponse::Allow();
   if (OwnedByAController(req.object)) return AdmissionResponse::Allow();
@@ -260,6 +287,7 @@ AdmissionResponse ValidateJob(const AdmissionRequest& req, const ClusterView& vi
                        std::to_string(parallelism) + ")");
     }
   }
+  CheckCheckpointAnnotations(job, errors);
   if (req.operation == "UPDATE") {
     const std::string old_queue = JobQueue(req, req.old_object, view);
     const std::string new_queue = HasLabel(job, kQueueLabel) ? queue : JobQueue(req, job, view);
@@ -283,6 +311,7 @@ AdmissionResponse ValidateWorkload(const AdmissionRequest& req, const ClusterVie
     if (std::string why = CheckDns1123Subdomain(queue); !why.empty())
       errors.push_back("spec.queueName: " + Quote(queue) + " is not a valid LocalQueue name: it " + why);
   }
+  CheckCheckpointAnnotations(wl, errors);
   const Json& pod_sets = Member(wl, {"spec", "podSets"});
   std::map<std::string, int64_t> totals;
   std::set<std::string> overflowed;

@@ -716,3 +716,86 @@ TEST(EngineFairSharingTest, QueuesTakeTurnsByShare) {
 
 }  // namespace
 }  // namespace rota::admission
+
+namespace rota::admission {
+namespace {
+
+// ClusterQueue "team" with 8 GPUs, preempting lower priorities, at time 10000.
+Snapshot EightGpuTeam() {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("team", "", GpuGroup({{"a100", Gpus(8)}}))};
+  s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerPriority;
+  s.now = 10000;
+  return s;
+}
+
+TEST(EngineLostWorkTest, TheVictimThatCheckpointedLatestGoesFirst) {
+  Snapshot s = EightGpuTeam();
+  // Kueue's order would take `recent` (admitted last); `saved` checkpointed a minute ago.
+  WorkloadSpec saved = Admitted("ns/saved", "team", 0, 4, 1000);
+  saved.last_checkpoint = 9940;
+  s.workloads = {saved, Admitted("ns/recent", "team", 0, 4, 5000), Pending("ns/hi", "team", 10, 1, {Pods(1, 4)})};
+  EXPECT_EQ(PreemptedKeys(Schedule(s)), (Keys{"ns/saved:InClusterQueue"}));
+  // Without a time, Kueue's order.
+  s.now = 0;
+  EXPECT_EQ(PreemptedKeys(Schedule(s)), (Keys{"ns/recent:InClusterQueue"}));
+}
+
+TEST(EngineLostWorkTest, OneLargeVictimThatLosesLessBeatsManySmallOnes) {
+  Snapshot s = EightGpuTeam();
+  // Four 1-GPU jobs that ran 5000 s lose 20000 GPU-seconds; the 4-GPU job admitted 1000 s ago
+  // loses 4000.
+  s.workloads = {Admitted("ns/s1", "team", 0, 1, 5000),  Admitted("ns/s2", "team", 0, 1, 5000),
+                 Admitted("ns/s3", "team", 0, 1, 5000),  Admitted("ns/s4", "team", 0, 1, 5000),
+                 Admitted("ns/big", "team", 0, 4, 9000), Pending("ns/hi", "team", 10, 1, {Pods(1, 4)})};
+  EXPECT_EQ(PreemptedKeys(Schedule(s)), (Keys{"ns/big:InClusterQueue"}));
+}
+
+TEST(EngineLostWorkTest, PriorityStillComesBeforeWorkLost) {
+  Snapshot s = EightGpuTeam();
+  WorkloadSpec mid = Admitted("ns/mid", "team", 5, 4, 9990);  // lost little, but a higher tier
+  s.workloads = {mid, Admitted("ns/low", "team", 0, 4, 1000), Pending("ns/hi", "team", 10, 1, {Pods(1, 4)})};
+  EXPECT_EQ(PreemptedKeys(Schedule(s)), (Keys{"ns/low:InClusterQueue"}));
+}
+
+TEST(EngineLostWorkTest, TheMinimalSetGivesBackTheVictimThatWouldLoseMostFirst) {
+  Snapshot s = EightGpuTeam();
+  s.cluster_queues[0].resource_groups = GpuGroup({{"a100", Gpus(6)}});
+  // hi needs 4 GPUs. By time since admission a (2 GPUs, 10 s), b (1, 11 s) and c (3, 12 s) are
+  // taken in that order (6 freed); of the sets that are enough, {b, c} loses 47 GPU-seconds and
+  // {a, c} 56: a is given back first, as it would lose more than b.
+  s.workloads = {Admitted("ns/a", "team", 0, 2, 9990), Admitted("ns/b", "team", 0, 1, 9989),
+                 Admitted("ns/c", "team", 0, 3, 9988), Pending("ns/hi", "team", 10, 1, {Pods(1, 4)})};
+  EXPECT_EQ(PreemptedKeys(Schedule(s)), (Keys{"ns/b:InClusterQueue", "ns/c:InClusterQueue"}));
+}
+
+TEST(EngineMinRuntimeTest, ARecentAdmissionIsProtectedFromPreemptionInItsQueue) {
+  Snapshot s = EightGpuTeam();
+  s.cluster_queues[0].preempt_min_runtime = 600;
+  s.workloads = {Admitted("ns/young", "team", 0, 8, 9500), Pending("ns/hi", "team", 10, 1, {Pods(1, 4)})};
+  Decisions d = Schedule(s);
+  EXPECT_TRUE(d.preempted.empty());
+  EXPECT_EQ(FindPending(d, "ns/hi")->reason, "WaitingForQuota");
+  EXPECT_NE(std::string(FindPending(d, "ns/hi")->message).find("no workload can be preempted"), std::string::npos);
+  s.now = 10100;  // 600 s after its admission
+  EXPECT_EQ(PreemptedKeys(Schedule(s)), (Keys{"ns/young:InClusterQueue"}));
+}
+
+TEST(EngineMinRuntimeTest, ReclaimMinRuntimeProtectsAgainstOtherQueuesOnly) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("lender", "pool", GpuGroup({{"a100", Gpus(4)}})),
+                      Queue("borrower", "pool", GpuGroup({{"a100", Gpus(4)}}))};
+  s.cluster_queues[0].reclaim_within_cohort = ReclaimWithinCohort::kAny;
+  s.cluster_queues[1].reclaim_min_runtime = 600;
+  s.now = 10000;
+  s.workloads = {Admitted("ns/borrowing", "borrower", 0, 8, 9500), Pending("ns/mine", "lender", 0, 1, {Pods(1, 4)})};
+  EXPECT_TRUE(Schedule(s).preempted.empty()) << "borrowed 500 s ago: protected";
+  s.cluster_queues[1].reclaim_min_runtime = 0;
+  s.cluster_queues[1].preempt_min_runtime = 600;  // protects only within its own queue
+  EXPECT_EQ(PreemptedKeys(Schedule(s)), (Keys{"ns/borrowing:InCohortReclamation"}));
+}
+
+}  // namespace
+}  // namespace rota::admission

@@ -13,7 +13,8 @@ Json SweepWorkload(const std::string& name, const std::string& image) {
     "metadata": {"name": ")" +
                      name + R"(", "namespace": "team-a", "uid": "u-)" + name + R"(",
       "resourceVersion": "42", "generation": 1, "creationTimestamp": "2026-11-24T10:00:00Z",
-      "labels": {"sweep": "lr"}, "annotations": {"note": "x"},
+      "labels": {"sweep": "lr"}, "annotations": {"note": "x", "rota.dev/checkpoint": "true",
+        "rota.dev/checkpointed-at": "2026-11-24T11:00:00Z"},
       "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": ")" +
                      name + R"(", "uid": "j-1", "controller": true}]},
     "spec": {"queueName": "gpu", "priority": 10, "podSets": [{"name": "main", "count": 2, "template": {
@@ -27,8 +28,9 @@ Json SweepWorkload(const std::string& name, const std::string& image) {
                                "message": "waiting", "lastTransitionTime": "2026-11-24T10:00:01Z"}]}})");
 }
 
-// What the cache keeps of a Workload: identity, owners, what scheduling reads of its pod
-// templates (shared between look-alikes), its status; not labels, images or env.
+// What the cache keeps of a Workload: identity, owners, checkpoint annotations, what scheduling
+// reads of its pod templates (shared between look-alikes), its status; not labels, other
+// annotations, images or env.
 TEST(CompactWorkloadTest, KeepsWhatSchedulingReadsAndSharesEqualTemplates) {
   api::JsonInterner templates;
   Json a = SweepWorkload("lr-1", "registry.example/train:1");
@@ -44,6 +46,9 @@ TEST(CompactWorkloadTest, KeepsWhatSchedulingReadsAndSharesEqualTemplates) {
   // (Owner references, which the Job integration follows, are kept untyped.)
   EXPECT_EQ(wa->metadata.extra["ownerReferences"][0]["name"], "lr-1");
   EXPECT_TRUE(wa->metadata.labels.empty());
+  EXPECT_EQ(wa->metadata.annotations,
+            (std::map<std::string, std::string>{{"rota.dev/checkpoint", "true"},
+                                                {"rota.dev/checkpointed-at", "2026-11-24T11:00:00Z"}}));
   EXPECT_EQ(wa->spec.queue_name, "gpu");
   ASSERT_EQ(wa->spec.pod_sets.size(), 1u);
   EXPECT_EQ(wa->spec.pod_sets[0].count, 2);

@@ -50,7 +50,7 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
   for (const Case& c : {
            Case{"tracing: {port: 8080}",
                 "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, "
-                "scheduling, logging, metrics, health, webhook, waitForPodsReady)"},
+                "scheduling, logging, metrics, health, webhook, waitForPodsReady, checkpoint)"},
            Case{"metrics: {bindAddress: here}",
                 "rota.yaml: metrics.bindAddress: \"here\" is not host:port, :port or 0"},
            Case{"webhook: {bindAddress: \"9443\"}",

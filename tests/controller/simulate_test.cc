@@ -130,6 +130,35 @@ TEST_F(SimulateTest, PreemptsAndReportsTheVictimAsPending) {
   EXPECT_EQ(out["pending"][0]["reason"], "WaitingForQuota");
 }
 
+// Two 2-GPU workloads fill the queue: "early" was admitted at 10:01 and checkpointed at 11:59,
+// "late" was admitted at 11:00 and never checkpointed.
+std::string TwoRunning() {
+  auto admitted = [](const std::string& name, const std::string& at, const std::string& annotations) {
+    std::string w = Workload(name, 2, "", kAdmittedStatus);
+    w.replace(w.find("creationTimestamp"), 0, annotations);
+    w.replace(w.find("2026-11-01T10:01:00Z"), 20, at);
+    w.replace(w.find("nvidia.com/gpu: \"4\""), 19, "nvidia.com/gpu: \"2\"");
+    return w;
+  };
+  return std::string(kCluster) +
+         admitted("early", "2026-11-01T10:01:00Z",
+                  "annotations: {rota.dev/checkpointed-at: \"2026-11-01T11:59:00Z\"}, ") +
+         admitted("late", "2026-11-01T11:00:00Z", "") +
+         Workload("urgent", 2,
+                  "  priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: high}\n"
+                  "  priority: 100\n");
+}
+
+TEST_F(SimulateTest, WithATimeTheVictimIsTheOneThatLosesLeastWork) {
+  std::string file = Write("c.yaml", TwoRunning());
+  Options at_noon;
+  at_noon.now = 1793534400;  // 2026-11-01T12:00:00Z: early would lose 1 minute, late 60
+  ASSERT_EQ(Simulate({file}, at_noon), 0) << err_;
+  EXPECT_EQ(Output()["preempted"][0]["workload"], "ml/early") << out_;
+  ASSERT_EQ(Simulate({file}), 0) << err_;
+  EXPECT_EQ(Output()["preempted"][0]["workload"], "ml/late") << "without a time, Kueue's order: " << out_;
+}
+
 TEST_F(SimulateTest, SameOutputWhateverTheDocumentOrder) {
   std::string forward = Write("f.yaml", std::string(kCluster) + Workload("a", 2) + Workload("b", 2) + Workload("c", 2));
   std::string backward =

@@ -46,9 +46,10 @@ wants() { [[ " $TARGETS " == *" $1 "* ]]; }
 
 if wants admission_review; then
   fuzz admission_review "$REPO/tests/fuzz/corpus" -- \
-  -I"$webhook" -I"$REPO/admission/include" \
+  -I"$webhook" -I"$REPO/admission/include" -I"$REPO/crds/include" \
   "$REPO/tests/fuzz/admission_review_fuzz.cc" "$webhook/admission_review.cc" "$webhook/webhooks.cc" \
-  "$REPO/admission/quantity.cc" -lcrypto
+  "$REPO/crds/api.cc" "$REPO/crds/checkpoint.cc" "$REPO/crds/snapshot.cc" "$REPO/admission/engine.cc" \
+  "$REPO/admission/lost_work.cc" "$REPO/admission/quantity.cc" "$REPO/admission/quota_tree.cc" -lcrypto
 fi
 
 if wants parsers; then
@@ -57,6 +58,7 @@ if wants parsers; then
   -I"$REPO/apiclient" \
   "$REPO/tests/fuzz/parsers_fuzz.cc" "$REPO/controller/simulate.cc" "$REPO/controller/yaml_json.cc" \
   "$REPO/controller/run_config.cc" "$REPO/controller/cache/compact_workload.cc" "$REPO/apiclient/config.cc" \
-  "$REPO/apiclient/base64.cc" "$REPO/crds/api.cc" "$REPO/crds/snapshot.cc" "$REPO/admission/engine.cc" \
-  "$REPO/admission/quantity.cc" "$REPO/admission/quota_tree.cc" -lyaml-cpp -lcrypto
+  "$REPO/apiclient/base64.cc" "$REPO/crds/api.cc" "$REPO/crds/checkpoint.cc" "$REPO/crds/snapshot.cc" \
+  "$REPO/admission/engine.cc" "$REPO/admission/lost_work.cc" "$REPO/admission/quantity.cc" \
+  "$REPO/admission/quota_tree.cc" -lyaml-cpp -lcrypto
 fi

@@ -181,6 +181,38 @@ TEST(ValidateJobTest, PriorityClassMustExistAndQueueNameMustBeAName) {
   EXPECT_TRUE(ValidateJob(Parse(Review("UPDATE", admitted, partial)), view).allowed);
 }
 
+TEST(ValidateJobTest, CheckpointAnnotationsAreCheckedNamingTheAnnotation) {
+  FakeView view;
+  Json job = Job("train", {{"kueue.x-k8s.io/queue-name", "gpu"}}, true);
+  job["metadata"]["annotations"] = {{"rota.dev/checkpoint", "true"},
+                                    {"rota.dev/checkpoint-timeout", "10m"},
+                                    {"rota.dev/checkpointed-at", "2026-11-26T12:00:00Z"}};
+  EXPECT_TRUE(ValidateJob(Parse(Review("CREATE", job)), view).allowed);
+  job["metadata"]["annotations"]["rota.dev/checkpoint-timeout"] = "ten minutes";
+  AdmissionResponse r = ValidateJob(Parse(Review("CREATE", job)), view);
+  ASSERT_FALSE(r.allowed);
+  EXPECT_NE(r.message.find("Job \"train\" in namespace \"ml\""), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("metadata.annotations[rota.dev/checkpoint-timeout]: \"ten minutes\" is not a duration "
+                           "such as 90s, 10m or 1h30m"),
+            std::string::npos)
+      << r.message;
+  job["metadata"]["annotations"]["rota.dev/checkpoint-timeout"] = "500ms";
+  r = ValidateJob(Parse(Review("CREATE", job)), view);
+  EXPECT_NE(r.message.find("\"500ms\" must be at least 1s"), std::string::npos) << r.message;
+  job["metadata"]["annotations"]["rota.dev/checkpoint-timeout"] = "10m";
+  job["metadata"]["annotations"]["rota.dev/checkpoint"] = "yes";
+  r = ValidateJob(Parse(Review("CREATE", job)), view);
+  EXPECT_NE(r.message.find("metadata.annotations[rota.dev/checkpoint]: \"yes\" must be \"true\" or \"false\""),
+            std::string::npos)
+      << r.message;
+  job["metadata"]["annotations"]["rota.dev/checkpoint"] = "true";
+  job["metadata"]["annotations"]["rota.dev/checkpointed-at"] = "noon";
+  r = ValidateJob(Parse(Review("UPDATE", job, job)), view);
+  EXPECT_NE(r.message.find("metadata.annotations[rota.dev/checkpointed-at]: \"noon\" is not an RFC 3339 time"),
+            std::string::npos)
+      << r.message;
+}
+
 Json Workload(int count, const Json& min_count, const Json& resources) {
   Json ps = {{"name", "main"},
              {"count", count},

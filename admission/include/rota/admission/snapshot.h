@@ -84,6 +84,11 @@ struct ClusterQueueSpec {
   int64_t fair_weight_milli = 1000;
   // Why its spec cannot be used, or "": such a queue admits nothing and holds no quota of its own.
   std::string invalid;
+  // Minimum runtime (seconds, 0: none): its workloads admitted less than this long before
+  // Snapshot::now are not preempted by higher priority in this queue (preempt) or reclaimed by
+  // another queue of the cohort (reclaim).
+  int64_t preempt_min_runtime = 0;
+  int64_t reclaim_min_runtime = 0;
 };
 
 struct NodeSelectorRequirement {
@@ -126,7 +131,10 @@ struct WorkloadSpec {
   // Set when the workload holds quota. An admitted workload is never re-scheduled.
   std::optional<AdmissionSpec> admission;
   int64_t admission_time = 0;  // when it got its admission; later ones are preempted first
-  bool evicted = false;        // being evicted but still holding quota: a victim of first choice
+  // When it last saved a checkpoint (0: never): a victim loses the work done since the later of
+  // this and its admission.
+  int64_t last_checkpoint = 0;
+  bool evicted = false;  // being evicted but still holding quota: a victim of first choice
   // Why the caller already knows it cannot be admitted (no LocalQueue, namespace not selected,
   // ...): passed through as the pending reason and message.
   std::string inadmissible_reason;
@@ -145,6 +153,10 @@ struct Snapshot {
   std::vector<ClusterQueueSpec> cluster_queues;
   std::vector<WorkloadSpec> workloads;  // pending and admitted
   bool fair_sharing = false;
+  // The time of the pass, in the unit of the workloads' times: victims are chosen by the work they
+  // lose up to now, and minimum runtimes are measured to it. 0: not known (no minimum runtime
+  // applies, and victims are chosen by Kueue's order alone).
+  int64_t now = 0;
   // Optional: every index of `workloads` once, in scheduling order (InSchedulingOrder). A maker
   // that keeps its snapshot from pass to pass can keep this order too, and spare each pass the
   // sort of thousands of waiting workloads. Empty, or not a permutation of the indices: the

@@ -554,6 +554,8 @@ inline constexpr std::string_view kPodsReady = "PodsReady";
 inline constexpr std::string_view kFinished = "Finished";
 inline constexpr std::string_view kRequeued = "Requeued";
 inline constexpr std::string_view kDeactivationTarget = "DeactivationTarget";
+// rota's: a victim asked to checkpoint before its eviction (docs/checkpoint.md).
+inline constexpr std::string_view kCheckpointRequested = "CheckpointRequested";
 }  // namespace workload_condition
 
 struct Workload {
