@@ -13,8 +13,9 @@ using admission::PreemptionReason;
 constexpr std::string_view kByPrefix = "; asked to checkpoint by ";
 
 PreemptionReason ReasonNamed(const std::string& name) {
-  for (PreemptionReason r : {PreemptionReason::kInClusterQueue, PreemptionReason::kInCohortReclamation,
-                             PreemptionReason::kInCohortReclaimWhileBorrowing, PreemptionReason::kInCohortFairSharing}) {
+  for (PreemptionReason r :
+       {PreemptionReason::kInClusterQueue, PreemptionReason::kInCohortReclamation,
+        PreemptionReason::kInCohortReclaimWhileBorrowing, PreemptionReason::kInCohortFairSharing}) {
     if (name == admission::ToString(r)) return r;
   }
   return PreemptionReason::kInClusterQueue;
@@ -166,8 +167,7 @@ bool CheckpointRequests::Settle(const std::string& key, const Open& open, admiss
 }
 
 CheckpointPass CheckpointRequests::Decide(admission::Decisions& d, HeldPreemptions& held, PreemptionHold& hold,
-                                          const api::SnapshotBuilder& builder, int64_t now,
-                                          const std::string& now_text,
+                                          const api::SnapshotBuilder& builder, int64_t now, const std::string& now_text,
                                           const std::function<bool(const std::string& key)>& has_pods) {
   CheckpointPass out;
   for (auto it = requests_.begin(); it != requests_.end();) {

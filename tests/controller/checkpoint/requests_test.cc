@@ -106,9 +106,10 @@ TEST(CheckpointRequestsTest, ACheckpointableVictimIsAskedAndKeepsItsQuotaWhileIt
   ASSERT_NE(cond, nullptr);
   EXPECT_EQ((*cond)["status"], "True");
   EXPECT_EQ((*cond)["reason"], "InClusterQueue");
-  EXPECT_EQ((*cond)["message"], "Preempted to accommodate workload ml/high due to prioritization in the "
-                                "ClusterQueue; asked to checkpoint by " +
-                                    At(660));
+  EXPECT_EQ((*cond)["message"],
+            "Preempted to accommodate workload ml/high due to prioritization in the "
+            "ClusterQueue; asked to checkpoint by " +
+                At(660));
   EXPECT_EQ((*cond)["lastTransitionTime"], At(60));
   EXPECT_TRUE(w.body["status"].contains("admission")) << "the apply keeps the admission";
   EXPECT_EQ(Condition(w, "Evicted"), nullptr);
