@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reads what Kueue's scheduler benchmark runner wrote for each controller (summary.yaml,
-<exe>.stats.yaml, wlStates.csv) and prints one table: wall time, average time to admission per
-workload class, queue usage, controller CPU seconds and max RSS, for rota, Kueue and their ratio.
+<exe>.stats.yaml, wlStates.csv) and lost_work.py (lost-work.json) and prints one table: wall time,
+average time to admission per workload class, queue usage, evictions and the work they threw away,
+controller CPU seconds and max RSS, for rota, Kueue and their ratio.
 Writes the same figures to OUT/kueue-<scenario>.json. With --check, fails unless every workload was
 admitted and finished under every controller."""
 import argparse, csv, datetime, glob, json, os, sys
@@ -100,6 +101,10 @@ def load(out, scenario, controller, runtimes_ms):
         if int(r["ms to admitted"]) > 0 and int(r["ms to finish"]) > 0 and int(r["num evictions"]) == 0:
             lag = int(r["ms to finish"]) - int(r["ms to admitted"]) - runtimes_ms.get(r["class name"], 0)
             lags.setdefault(r["class name"], []).append(lag / 1000.0)
+    lost = None  # kueue/lost_work.py: the CPU time evictions threw away
+    f = os.path.join(d, "lost-work.json")
+    if os.path.exists(f):
+        lost = json.load(open(f))
     own_peak = None  # rota logs its own VmHWM when it stops
     log = os.path.join(d, "rota.log")
     if os.path.exists(log):
@@ -118,6 +123,7 @@ def load(out, scenario, controller, runtimes_ms):
         "wallSeconds": stats["wallMs"] / 1000.0,
         "avgTimeToAdmissionSeconds": {c: classes[c]["averageTimeToAdmissionMs"] / 1000.0 for c in ("small", "medium", "large") if c in classes},
         "evictions": sum(v["totalEvictions"] for v in classes.values()),
+        "lostCpuSeconds": lost["lostCpuSeconds"] if lost else None,
         "queueUsagePercent": 100.0 * cq["cpuAverageUsage"] / cq["nominalQuota"] if cq["nominalQuota"] else 0.0,
         "cpuSeconds": (stats["userMs"] + stats["sysMs"]) / 1000.0,
         "maxRssMiB": stats["maxrss"] / 1024.0,
@@ -151,6 +157,7 @@ def main():
                 ("controller max RSS (MiB)", lambda r: r["maxRssMiB"]),
                 ("  own peak as rota logs it, VmHWM (MiB)", lambda r: r["ownPeakRssMiB"]),
                 ("evictions", lambda r: r["evictions"]),
+                ("  work they threw away: CPU held x time held (CPU-s)", lambda r: r.get("lostCpuSeconds")),
                 ("kube-apiserver CPU (s)", lambda r: r["apiserverCpuSeconds"]),
                 ("etcd CPU (s)", lambda r: r["etcdCpuSeconds"]),
                 ("Kueue's runner CPU (s)", lambda r: r.get("runnerCpuSeconds")),

@@ -159,6 +159,14 @@ TEST_F(SimulateTest, WithATimeTheVictimIsTheOneThatLosesLeastWork) {
   EXPECT_EQ(Output()["preempted"][0]["workload"], "ml/late") << "without a time, Kueue's order: " << out_;
 }
 
+TEST_F(SimulateTest, TheCheckpointExampleSparesTheRunThatWouldLoseMost) {
+  Options at_noon;
+  at_noon.now = 1795694400;  // 2026-11-26T12:00:00Z, as its comment runs it
+  ASSERT_EQ(Simulate({(kExamples / "simulate" / "checkpoint.yaml").string()}, at_noon), 0) << err_;
+  EXPECT_EQ(Output()["preempted"],
+            json::parse(R"([{"workload": "ml/pretrain", "preemptor": "ml/urgent", "reason": "InClusterQueue"}])"));
+}
+
 TEST_F(SimulateTest, SameOutputWhateverTheDocumentOrder) {
   std::string forward = Write("f.yaml", std::string(kCluster) + Workload("a", 2) + Workload("b", 2) + Workload("c", 2));
   std::string backward =

@@ -57,8 +57,8 @@ class CheckpointTest : public ControllerTest {
     return kubectl().JsonPath({"pods", "-l", "job-name=train"}, "{range .items[*]}" + field + "{\" \"}{end}", ns());
   }
   std::string UrgentWorkload() {
-    return kubectl().JsonPath({"workloads", "-l", "kueue.x-k8s.io/job-uid=" + Uid("urgent")}, "{.items[0].metadata.name}",
-                              ns());
+    return kubectl().JsonPath({"workloads", "-l", "kueue.x-k8s.io/job-uid=" + Uid("urgent")},
+                              "{.items[0].metadata.name}", ns());
   }
   std::string Uid(const std::string& job) { return kubectl().JsonPath({"job", job}, "{.metadata.uid}", ns()); }
   std::string Suspended(const std::string& job) { return kubectl().JsonPath({"job", job}, "{.spec.suspend}", ns()); }
@@ -90,13 +90,20 @@ TEST_F(CheckpointTest, AVictimRunsUntilItAnswersThenItsQuotaGoesToThePreemptor) 
   EXPECT_NE(message.find("; asked to checkpoint by "), std::string::npos) << message;
   // The pods are asked; the Job keeps running and its Workload its quota; urgent waits and says so.
   ASSERT_TRUE(Eventually(
-      [&] { return TrainPods("{.metadata.annotations.rota\\.dev/checkpoint-requested-at}") ==
-                   requested_at_ + " " + requested_at_ + " "; },
+      [&] {
+        return TrainPods("{.metadata.annotations.rota\\.dev/checkpoint-requested-at}") ==
+               requested_at_ + " " + requested_at_ + " ";
+      },
       30s))
       << TrainPods("{.metadata.annotations}") << Log();
   ASSERT_TRUE(Eventually(
-      [&] { return Condition(UrgentWorkload(), "QuotaReserved", "message").rfind("waiting for 1 workload(s) to "
-                                                                                 "checkpoint (deadline ", 0) == 0; },
+      [&] {
+        return Condition(UrgentWorkload(), "QuotaReserved", "message")
+                   .rfind(
+                       "waiting for 1 workload(s) to "
+                       "checkpoint (deadline ",
+                       0) == 0;
+      },
       30s))
       << Condition(UrgentWorkload(), "QuotaReserved", "message") << Log();
   EXPECT_EQ(Suspended("train"), "false");
@@ -130,8 +137,9 @@ TEST_F(CheckpointTest, WithoutAnAnswerTheDeadlineEvicts) {
   ASSERT_TRUE(Eventually([&] { return Condition(train_wl_, "Evicted") == "True"; }, 60s)) << Log();
   EXPECT_EQ(Condition(train_wl_, "CheckpointRequested", "reason"), "CheckpointTimeout");
   // Not before the deadline: five seconds after the request (times in whole seconds).
-  auto seconds_of = [](const std::string& t) { return std::stoi(t.substr(11, 2)) * 3600 + std::stoi(t.substr(14, 2)) * 60 +
-                                                      std::stoi(t.substr(17, 2)); };
+  auto seconds_of = [](const std::string& t) {
+    return std::stoi(t.substr(11, 2)) * 3600 + std::stoi(t.substr(14, 2)) * 60 + std::stoi(t.substr(17, 2));
+  };
   const std::string evicted_at = Condition(train_wl_, "Evicted", "lastTransitionTime");
   EXPECT_GE((seconds_of(evicted_at) - seconds_of(requested_at_) + 86400) % 86400, 5)
       << requested_at_ << " " << evicted_at;
@@ -143,14 +151,14 @@ TEST_F(CheckpointTest, ARequestIsWithdrawnWhenThePreemptorGoesAway) {
   if (HasFatalFailure()) return;
   SubmitUrgent();
   if (HasFatalFailure()) return;
-  ASSERT_TRUE(Eventually([&] { return TrainPods("{.metadata.annotations.rota\\.dev/checkpoint-requested-at}") != "  "; },
-                         30s));
+  ASSERT_TRUE(
+      Eventually([&] { return TrainPods("{.metadata.annotations.rota\\.dev/checkpoint-requested-at}") != "  "; }, 30s));
   ASSERT_TRUE(kubectl()({"delete", "job", "urgent", "-n", ns(), "--cascade=foreground", "--wait=true"}).ok());
   ASSERT_TRUE(Eventually([&] { return Condition(train_wl_, "CheckpointRequested", "reason") == "Cancelled"; }, 60s))
       << Log();
   EXPECT_EQ(Condition(train_wl_, "CheckpointRequested"), "False");
-  ASSERT_TRUE(Eventually(
-      [&] { return TrainPods("{.metadata.annotations.rota\\.dev/checkpoint-requested-at}") == "  "; }, 30s))
+  ASSERT_TRUE(
+      Eventually([&] { return TrainPods("{.metadata.annotations.rota\\.dev/checkpoint-requested-at}") == "  "; }, 30s))
       << "the request is taken off the pods: " << TrainPods("{.metadata.annotations}");
   EXPECT_EQ(Condition(train_wl_, "Evicted"), "");
   EXPECT_EQ(Suspended("train"), "false");
@@ -168,7 +176,9 @@ TEST_F(CheckpointTest, AKillOfRotaNeitherLosesNorRepeatsAnOpenRequest) {
   // asked again, and the answer evicts.
   ASSERT_TRUE(Eventually([&] { return Log().find("caches synced") != std::string::npos; }, 60s)) << Log();
   ASSERT_TRUE(Eventually(
-      [&] { return Condition(UrgentWorkload(), "QuotaReserved", "message").rfind("waiting for 1 workload(s)", 0) == 0; },
+      [&] {
+        return Condition(UrgentWorkload(), "QuotaReserved", "message").rfind("waiting for 1 workload(s)", 0) == 0;
+      },
       30s));
   EXPECT_EQ(Condition(train_wl_, "CheckpointRequested", "lastTransitionTime"), requested_at_);
   EXPECT_EQ(Condition(train_wl_, "CheckpointRequested", "message"), message);

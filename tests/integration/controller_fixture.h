@@ -158,7 +158,7 @@ class ControllerTest : public ClusterTest {
 // A Job of `pods` pods with `gpus_each` GPUs, labelled with `labels` (YAML lines); its pods
 // complete after `complete_after` (kwok), or run until deleted when it is "".
 inline std::string JobManifest(const std::string& name, const std::string& labels, int pods, int gpus_each,
-                        const std::string& complete_after, bool suspend = true) {
+                               const std::string& complete_after, bool suspend = true) {
   std::string annotations =
       complete_after.empty()
           ? ""
