@@ -72,13 +72,15 @@ for scenario in "${scenarios[@]}"; do
         (sleep 60 && "$K8S_BIN/kubectl" --kubeconfig "$dir/kubeconfig" get --raw \
            "/debug/pprof/profile?seconds=$BENCH_APISERVER_PROFILE" >"$dir/kube-apiserver.pprof" 2>/dev/null) &
       fi
+      # The work evictions throw away, watched from outside the controller (kueue/lost_work.py)
+      # from as soon as the runner's apiserver is up.
+      while kill -0 $runner 2>/dev/null && [[ ! -f $dir/kubeconfig ]]; do sleep 0.2; done
       watcher=
+      if [[ -f $dir/kubeconfig ]]; then
+        KUBECTL=$K8S_BIN/kubectl python3 "$REPO/bench/kueue/lost_work.py" "$dir/kubeconfig" "$dir/lost-work.json" &
+        watcher=$!
+      fi
       while kill -0 $runner 2>/dev/null; do
-        # The work evictions throw away, watched from outside the controller (kueue/lost_work.py).
-        if [[ -z $watcher && -f $dir/kubeconfig ]]; then
-          KUBECTL=$K8S_BIN/kubectl python3 "$REPO/bench/kueue/lost_work.py" "$dir/kubeconfig" "$dir/lost-work.json" &
-          watcher=$!
-        fi
         awk '{print "runner", ($14 + $15) / 100}' "/proc/$runner/stat" 2>/dev/null >"$dir/runner.cpu.tmp" &&
           mv "$dir/runner.cpu.tmp" "$dir/runner.cpu"
         for c in kube-apiserver etcd; do

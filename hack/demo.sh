@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make demo`: start the local control plane with its fake GPU nodes, run a GPU Job on them, install
 # rota's CRDs and the example GPU platform, run `rota run`, submit a mixed stream of Jobs (a
-# best-effort sweep that borrows, critical inference, a MIG notebook, checkpointable training that
-# takes the borrowed GPUs back) and show what was admitted, preempted and why; then the admission
+# best-effort sweep that borrows, critical inference, a MIG notebook, training that takes the
+# borrowed GPUs back after asking the sweep to checkpoint) and show what was admitted, preempted
+# and why; then the admission
 # engine alone on a contended moment (`rota simulate`). The cluster keeps running afterwards so you
 # can look around; `make cluster-down` stops it.
 set -euo pipefail
@@ -71,9 +72,26 @@ echo "-- critical inference (2 x 2 GPUs) and a notebook on a MIG slice"
 kubectl apply -f "$REPO/examples/jobs/stream/2-inference.yaml" -f "$REPO/examples/jobs/stream/3-notebook.yaml" >/dev/null
 wait_job team-inference ranking-serve false
 wait_job notebooks notebook-alice false
-echo "-- team-llm's training (4 x 4 GPUs = its guarantee): rota takes back the GPUs team-vision borrowed"
+echo "-- team-llm's training (4 x 4 GPUs = its guarantee) needs the GPUs team-vision borrowed. The sweep"
+echo "   is checkpointable (rota.dev/checkpoint: \"true\"), so rota asks it to checkpoint first"
 kubectl apply -f "$REPO/examples/jobs/stream/4-llm-train.yaml" >/dev/null
+sweep_wl=$(kubectl get workloads -n team-vision -o jsonpath='{.items[0].metadata.name}')
+for _ in $(seq 1 60); do
+  [[ $(kubectl get workload "$sweep_wl" -n team-vision -o jsonpath='{.status.conditions[?(@.type=="CheckpointRequested")].status}') == True ]] && break
+  sleep 1
+done
+sleep 2
+kubectl get workloads -n team-vision -o custom-columns='WORKLOAD:.metadata.name,CHECKPOINT REQUESTED:.status.conditions[?(@.type=="CheckpointRequested")].status,MESSAGE:.status.conditions[?(@.type=="CheckpointRequested")].message'
+kubectl get workloads -n team-llm -o custom-columns='WORKLOAD:.metadata.name,WAITING:.status.conditions[?(@.type=="QuotaReserved")].message'
+sweep_pod=$(kubectl get pods -n team-vision -l job-name=vision-sweep -o jsonpath='{.items[0].metadata.name}')
+echo "   the sweep keeps running; its pods see the request in their downward API annotations file:"
+echo "   $sweep_pod: rota.dev/checkpoint-requested-at=$(kubectl get pod "$sweep_pod" -n team-vision -o jsonpath='{.metadata.annotations.rota\.dev/checkpoint-requested-at}')"
+echo "-- the sweep saves a checkpoint and says so (what rota checkpoint-agent does for a trainer):"
+echo "   \$ kubectl annotate pod $sweep_pod -n team-vision rota.dev/checkpointed-at=\$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+kubectl annotate pod "$sweep_pod" -n team-vision "rota.dev/checkpointed-at=$(date -u +%Y-%m-%dT%H:%M:%SZ)" --overwrite >/dev/null
 wait_job team-llm llm-finetune false
+echo "   rota evicted the sweep once it had checkpointed; it came back smaller, within team-vision's own GPUs:"
+kubectl get workloads -n team-vision -o custom-columns='WORKLOAD:.metadata.name,CHECKPOINT:.status.conditions[?(@.type=="CheckpointRequested")].reason,MESSAGE:.status.conditions[?(@.type=="CheckpointRequested")].message,PREVIOUSLY:.status.conditions[?(@.type=="Evicted")].message,TRIALS NOW:.status.admission.podSetAssignments[0].count'
 sleep 3
 
 echo
@@ -111,7 +129,7 @@ if [[ -n $metrics_port ]]; then
   echo
   echo "== Kueue's metrics, as a Prometheus scrape of rota's /metrics sees them (excerpt)"
   curl -s "http://127.0.0.1:$metrics_port/metrics" |
-    grep -E '^kueue_(admitted_workloads_total|preempted_workloads_total|cluster_queue_resource_usage\{cluster_queue="team-(llm|vision)",flavor="a100-80gb")' || true
+    grep -E '^(kueue_(admitted_workloads_total|preempted_workloads_total|cluster_queue_resource_usage\{cluster_queue="team-(llm|vision)",flavor="a100-80gb")|rota_checkpoint_requests_total|rota_preemption_lost_resource_seconds_total\{.*nvidia)' || true
 fi
 "$REPO/hack/webhooks.sh" unregister >/dev/null 2>&1
 kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true

@@ -14,8 +14,8 @@ void RecordCheckpointMetrics(Metrics& metrics, const CheckpointPass& pass, const
   for (const auto& p : d.preempted) {
     const admission::WorkloadSpec* w = builder.Find(p.workload);
     if (!w || !w->admission) continue;
+    // (A victim that has just checkpointed loses nothing: its series shows 0.)
     const double seconds = static_cast<double>(admission::SecondsSinceSave(*w, now));
-    if (seconds <= 0) continue;
     for (const auto& ps : w->admission->pod_sets) {
       for (const auto& [resource, milli] : ps.usage) {
         metrics.Add("rota_preemption_lost_resource_seconds_total",
