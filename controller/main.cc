@@ -2,6 +2,8 @@
 //
 //   rota run [--kubeconfig FILE] [--config rota.yaml]
 //   rota simulate [--fair-sharing] FILE...
+//   rota checkpoint-agent --annotations FILE --checkpoint-dir DIR
+//                         (--signal SIGNAL --process NAME | --request-file PATH) [...]
 //   rota version
 
 #include <jemalloc/jemalloc.h>
@@ -14,15 +16,21 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <thread>
 
 #include "cache/cluster_cache.h"
+#include "checkpoint/agent.h"
+#include "checkpoint/agent_io.h"
 #include "http_server.h"
 #include "https_server.h"
 #include "job_controller.h"
@@ -335,6 +343,103 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   return 0;
 }
 
+// `rota checkpoint-agent`'s flags.
+struct CheckpointAgentFlags {
+  rota::checkpoint::AgentOptions agent;
+  int64_t poll_ms = 1000;
+  std::string signal, process, request_file;
+  std::string pod, pod_namespace, kubeconfig;
+  std::string log_level = "info", log_format = "text";
+};
+
+// Runs the checkpoint agent (checkpoint/agent.h) for its pod until SIGTERM or SIGINT.
+int RunCheckpointAgent(CheckpointAgentFlags& f) {
+  rota::controller::RunConfig config;  // (the client's defaults; only the logging is set)
+  config.log_level = f.log_level;
+  config.log_format = f.log_format;
+  const auto pod = rota::checkpoint::ResolvePodName(
+      f.pod, f.pod_namespace, [](const char* key) { return std::getenv(key); },
+      "/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+  if (!pod.ok()) {
+    std::cerr << "rota checkpoint-agent: " << pod.status().message() << "\n";
+    return 2;
+  }
+  std::string server;
+  std::unique_ptr<rota::apiclient::Client> client = Connect(f.kubeconfig, config, server);
+  if (!client) return 2;
+  std::unique_ptr<rota::checkpoint::TrainerChannel> trainer;
+  if (f.request_file.empty())
+    trainer = std::make_unique<rota::checkpoint::SignalChannel>(f.process, *rota::checkpoint::ParseSignal(f.signal));
+  else
+    trainer = std::make_unique<rota::checkpoint::RequestFileChannel>(f.request_file);
+  rota::checkpoint::PodAnnotationReporter reporter(*client, pod->pod_namespace, pod->name);
+  f.agent.poll = std::chrono::milliseconds(f.poll_ms);
+  f.agent.own_file = f.request_file;
+  auto log = MakeLogger(config);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  log("info", std::string("rota checkpoint-agent ") + ROTA_VERSION + " for pod " + pod->pod_namespace + "/" +
+                  pod->name + " against " + server + ": requests from " + f.agent.annotations_file + " go to " +
+                  (f.request_file.empty() ? f.signal + " to " + f.process : f.request_file) + ", checkpoints from " +
+                  f.agent.checkpoint_dir + " are reported");
+  rota::checkpoint::Agent agent(f.agent, *trainer, reporter, rota::apiclient::RealClock(), log);
+  agent.Run(g_stop);
+  log("info", "stopped");
+  return 0;
+}
+
+// Adds `rota checkpoint-agent`; exactly one way of passing requests on must be given.
+void AddCheckpointAgentCommand(CLI::App& app, CheckpointAgentFlags& f, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "checkpoint-agent",
+      "Sidecar for a trainer that only knows signals or files: passes rota's checkpoint requests "
+      "(rota.dev/checkpoint-requested-at) on to it, and reports the checkpoints it saves by annotating the pod "
+      "rota.dev/checkpointed-at");
+  cmd->add_option("--annotations", f.agent.annotations_file,
+                  "The pod's annotations: a downward API volume file of metadata.annotations")
+      ->required();
+  cmd->add_option("--checkpoint-dir", f.agent.checkpoint_dir,
+                  "Where the trainer saves checkpoints; a regular file modified later than the last one reported is "
+                  "a new checkpoint (subdirectories included, names starting with '.' skipped)")
+      ->required();
+  auto* signal = cmd->add_option("--signal", f.signal, "Ask by sending this signal (SIGUSR1, USR1 or a number)")
+                     ->check([](const std::string& v) {
+                       auto s = rota::checkpoint::ParseSignal(v);
+                       return s.ok() ? std::string() : s.status().message();
+                     });
+  auto* process = cmd->add_option("--process", f.process,
+                                  "The trainer's process to signal, by its name (/proc/PID/comm) or first argument "
+                                  "(needs shareProcessNamespace: true)");
+  auto* request_file =
+      cmd->add_option("--request-file", f.request_file, "Ask by writing the request's time to this file");
+  signal->needs(process);
+  process->needs(signal);
+  request_file->excludes(signal)->excludes(process);
+  cmd->add_option("--done-file", f.agent.done_file,
+                  "Only files of this name under --checkpoint-dir count, written once a checkpoint is complete");
+  cmd->add_option("--poll", f.poll_ms, "How often to look at the annotations and the directory (e.g. 500ms, 1s)")
+      ->transform(CLI::AsNumberWithUnit(std::map<std::string, int64_t>{{"ms", 1}, {"s", 1000}, {"m", 60000}},
+                                        CLI::AsNumberWithUnit::UNIT_REQUIRED)
+                      .description(""))
+      ->check([](const std::string& ms) { return std::stoll(ms) > 0 ? std::string() : "must be more than 0"; })
+      ->type_name("DURATION")
+      ->default_str("1s");
+  cmd->add_option("--pod", f.pod, "This pod's name (default: $POD_NAME, else $HOSTNAME)");
+  cmd->add_option("--namespace", f.pod_namespace,
+                  "This pod's namespace (default: $POD_NAMESPACE, else the service account's namespace)");
+  cmd->add_option("--kubeconfig", f.kubeconfig,
+                  "kubeconfig file(s), colon-separated (default: in-cluster, else $KUBECONFIG or ~/.kube/config)");
+  cmd->add_option("--log-level", f.log_level, "debug, info, warn or error")
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  cmd->add_option("--log-format", f.log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([&f, &exit_code] {
+    if (f.signal.empty() && f.request_file.empty())
+      throw CLI::RequiredError("checkpoint-agent needs --signal SIGNAL with --process NAME, or --request-file PATH",
+                               CLI::ExitCodes::RequiredError);
+    exit_code = Guarded("rota checkpoint-agent", [&f] { return RunCheckpointAgent(f); });
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -382,6 +487,9 @@ int main(int argc, char** argv) {
       return rota::simulate::Run(files, options, std::cout, std::cerr);
     });
   });
+
+  CheckpointAgentFlags checkpoint_agent;
+  AddCheckpointAgentCommand(app, checkpoint_agent, exit_code);
 
   try {
     app.parse(argc, argv);
