@@ -214,7 +214,10 @@ bool JobController::Reconcile(const std::string& key) {
     const api::Condition* finished = api::FindCondition(wl->status->conditions, wc::kFinished);
     if (finished && finished->status == api::ConditionStatus::kTrue) return true;
   }
-  if (api::Checkpointable(wl->metadata.annotations) && !RelayCheckpoint(*job, *wl)) return false;
+  if ((api::Checkpointable(job->annotations) || api::Checkpointable(wl->metadata.annotations)) &&
+      !RelayCheckpoint(*job, *wl)) {
+    return false;
+  }
   if (EvictedHoldingQuota(*wl)) return StopThenRelease(*job, *wl);
   if (IsAdmitted(*wl)) {
     if (job->suspend) return Start(*job, *wl);
@@ -294,10 +297,13 @@ std::vector<std::shared_ptr<const PodInfo>> JobController::PodsOf(const JobInfo&
 bool JobController::RelayCheckpoint(const JobInfo& job, const api::Workload& wl) {
   const auto pods = PodsOf(job);
   const std::string key = wl.metadata.namespace_ + "/" + wl.metadata.name;
+  // The Job's settings (set or changed after its Workload was made) and its latest report.
+  Json annotations = CheckpointSettingsPatch(job.annotations, wl.metadata.annotations);
   const int64_t latest = LatestCheckpoint(job, pods);
-  if (latest > WorkloadCheckpoint(wl)) {
-    const Json patch = {
-        {"metadata", {{"annotations", {{std::string(api::kCheckpointedAtAnnotation), api::FormatTime(latest)}}}}}};
+  if (latest > WorkloadCheckpoint(wl))
+    annotations[std::string(api::kCheckpointedAtAnnotation)] = api::FormatTime(latest);
+  if (!annotations.empty()) {
+    const Json patch = {{"metadata", {{"annotations", annotations}}}};
     auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
                            apiclient::PatchType::kMerge, patch);
     if (!r.ok() && !r.error().IsNotFound()) {

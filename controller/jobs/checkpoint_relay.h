@@ -10,7 +10,9 @@
 //   withdrawn request (Cancelled) is taken off the pods again.
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,11 @@ struct PodInfo;
 // The latest checkpoint the Job and its pods report (Unix seconds; 0: none). A report that is not
 // an RFC 3339 time is left out.
 int64_t LatestCheckpoint(const JobInfo& job, const std::vector<std::shared_ptr<const PodInfo>>& pods);
+
+// The merge patch of annotations that gives the Workload the Job's rota.dev/checkpoint and
+// rota.dev/checkpoint-timeout (null removes one the Job no longer has); empty when they agree.
+api::Json CheckpointSettingsPatch(const std::map<std::string, std::string>& job,
+                                  const std::map<std::string, std::string>& workload);
 
 // The Workload's rota.dev/checkpointed-at, or 0.
 int64_t WorkloadCheckpoint(const api::Workload& wl);

@@ -33,6 +33,17 @@ TEST(CheckpointRelayTest, TheLatestReportOfTheJobOrAnyPodCounts) {
   EXPECT_EQ(LatestCheckpoint(JobInfo{}, {}), 0);
 }
 
+TEST(CheckpointRelayTest, TheJobsSettingsFollowItToTheWorkload) {
+  const std::map<std::string, std::string> job = {{"rota.dev/checkpoint", "true"},
+                                                  {"rota.dev/checkpoint-timeout", "10m"}};
+  EXPECT_TRUE(CheckpointSettingsPatch(job, job).empty());
+  EXPECT_EQ(CheckpointSettingsPatch(job, {{"rota.dev/checkpoint", "true"}}),
+            (Json{{"rota.dev/checkpoint-timeout", "10m"}}));
+  EXPECT_EQ(CheckpointSettingsPatch({}, job),
+            (Json{{"rota.dev/checkpoint", nullptr}, {"rota.dev/checkpoint-timeout", nullptr}}))
+      << "a Job that no longer takes part takes its Workload out too";
+}
+
 TEST(CheckpointRelayTest, PodsAreAskedWhileARequestIsOpenAndToldWhenItIsWithdrawn) {
   EXPECT_EQ(RequestedAtForPods(WithCondition(nullptr)), std::nullopt);
   Json c = {{"type", "CheckpointRequested"},
