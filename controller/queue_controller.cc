@@ -18,6 +18,7 @@ struct QueueController::PassSummary {
   bool stopped_early = false;
   size_t waiting = 0;  // workloads waiting for quota
   size_t drained = 0, pending_writes = 0, queue_writes = 0;
+  size_t withdrawn = 0;  // admissions taken back before they were sent, instead of evictions
   int64_t pending_first = 0, pending_new_reason = 0, pending_new_message = 0;
 };
 
@@ -32,10 +33,10 @@ QueueController::QueueController(ClusterCache& cache, apiclient::Client& client,
       clock_(clock),
       tuning_(tuning),
       trigger_(clock_, tuning_),
-      pending_(tuning_),
       checkpoints_(
           CheckpointTimeouts{std::chrono::duration_cast<std::chrono::seconds>(config_.checkpoint_default_timeout),
                              std::chrono::duration_cast<std::chrono::seconds>(config_.checkpoint_max_timeout)}),
+      pending_(tuning_),
       tally_(tuning_),
       apiserver_(tuning_) {
   if (events_) events_qps_ = events_->qps();
@@ -196,6 +197,22 @@ std::vector<WorkloadWrite> QueueController::DecisionWrites(const admission::Deci
   return writes;
 }
 
+size_t QueueController::WithdrawUnsentAdmissions(admission::Decisions& d) {
+  const size_t before = d.preempted.size();
+  std::erase_if(d.preempted, [this](const admission::PreemptDecision& p) {
+    const std::optional<uint64_t> seq = assumed_.AdmissionWrite(p.workload);
+    if (!seq) return false;
+    const size_t slash = p.workload.find('/');
+    const std::string key =
+        StatusWriter::Key({"workloads", p.workload.substr(0, slash), p.workload.substr(slash + 1), {}});
+    if (!writer_->Withdraw(key, *seq)) return false;
+    assumed_.Forget(p.workload);
+    if (admission::WorkloadSpec* w = snapshot_builder_.Mutable(p.workload)) w->admission.reset();
+    return true;
+  });
+  return before - d.preempted.size();
+}
+
 HeldPreemptions QueueController::HoldPreemptions(admission::Decisions& d, const PassTimes& times,
                                                  CheckpointPass& checkpoints) {
   auto has_pods = [this](const std::string& key) {
@@ -271,6 +288,7 @@ void QueueController::Pass() {
     ~GiveBack() { copies.GiveBack(state); }
   } give_back{copies_, state};
   state.fair_sharing = config_.fair_sharing;
+  state.default_min_runtime = std::chrono::duration_cast<std::chrono::seconds>(config_.preemption_min_runtime).count();
   state.keep_going = true;  // one Workload rota cannot read must not stop every admission
   state.now = s.times.wall_seconds;
   TakeWriterOutcomes();
@@ -286,6 +304,7 @@ void QueueController::Pass() {
                                                admission::ScheduleLimits{tuning_.max_changes_per_pass});
   // (The last admission's victims may take the pass past the limit.)
   s.deferred = admission::KeepFirstAdmissions(d, tuning_.max_changes_per_pass);
+  s.withdrawn = WithdrawUnsentAdmissions(d);
   CheckpointPass checkpoints;
   const HeldPreemptions held = HoldPreemptions(d, s.times, checkpoints);
   s.deferred += held.deferred;
@@ -346,8 +365,9 @@ void QueueController::Finish(admission::Decisions&& d, const PassSummary& s) {
   // What the pass did and what it waited for, for whoever wants to know why work waits (debug).
   auto ms = [](auto t) { return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(t).count()); };
   log_("debug", "pass " + std::to_string(s.number) + ": " + std::to_string(d.admitted.size()) + " admitted, " +
-                    std::to_string(d.preempted.size()) + " preempted, " + std::to_string(s.deferred) +
-                    " admissions and " + std::to_string(d.not_considered) + " workloads left to the next pass, " +
+                    std::to_string(d.preempted.size()) + " preempted, " + std::to_string(s.withdrawn) +
+                    " admissions withdrawn unsent, " + std::to_string(s.deferred) + " admissions and " +
+                    std::to_string(d.not_considered) + " workloads left to the next pass, " +
                     std::to_string(d.pending.size()) + " pending (" + std::to_string(s.waiting) +
                     " waiting for quota), " + std::to_string(assumed_.size()) + " writes not seen back yet, " +
                     std::to_string(s.pending_writes) + " pending reasons, " + std::to_string(s.queue_writes) +

@@ -99,6 +99,9 @@ class QueueController {
   std::vector<WorkloadWrite> DecisionWrites(const admission::Decisions& d, const HeldPreemptions& held,
                                             const CheckpointPass& checkpoints, const std::vector<Drained>& drained,
                                             const std::string& now) const;
+  // A victim whose admission was decided but not yet sent is not evicted: the admission is taken
+  // back from the writer, and it is pending again as if never admitted. Returns how many.
+  size_t WithdrawUnsentAdmissions(admission::Decisions& d);
   // The preemptions of the pass, held for pods to stop and for checkpoints (checkpoint/).
   HeldPreemptions HoldPreemptions(admission::Decisions& d, const PassTimes& times, CheckpointPass& checkpoints);
   void TellCheckpoints(const CheckpointPass& checkpoints, const admission::Decisions& d, int64_t now);

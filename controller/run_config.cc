@@ -147,6 +147,10 @@ Status ApplyWaitForPodsReady(RunConfig& c, const Setting& s) {
 Status ApplyCheckpoint(RunConfig& c, const Setting& s) {
   auto millis = api::ParseGoDuration(s.value.as<std::string>());
   if (!millis.ok()) return millis.status().WithContext(s.path);
+  if (s.key == "minRuntime") {
+    c.preemption_min_runtime = std::chrono::milliseconds(*millis);
+    return Status::Ok();
+  }
   if (*millis <= 0) return InvalidArgument(s.path + ": must be longer than 0");
   (s.key == "defaultTimeout" ? c.checkpoint_default_timeout : c.checkpoint_max_timeout) =
       std::chrono::milliseconds(*millis);
@@ -175,7 +179,7 @@ Status Apply(RunConfig& c, const std::string& section, const Setting& s) {
   if (section == "scheduling") return ApplyScheduling(c, s);
   if (section == "logging") return ApplyLogging(c, s);
   if (section == "waitForPodsReady") return ApplyWaitForPodsReady(c, s);
-  if (section == "checkpoint") return ApplyCheckpoint(c, s);
+  if (section == "checkpoint" || section == "preemption") return ApplyCheckpoint(c, s);
   return ApplyServer(c, section, s);
 }
 
@@ -192,6 +196,7 @@ const std::map<std::string, std::set<std::string>>& KnownSettings() {
       {"webhook", {"bindAddress", "certFile", "keyFile"}},
       {"waitForPodsReady", {"enable", "timeout", "backoffBaseSeconds", "backoffMaxSeconds", "backoffLimitCount"}},
       {"checkpoint", {"defaultTimeout", "maxTimeout"}},
+      {"preemption", {"minRuntime"}},
   };
   return kKeys;
 }
@@ -203,7 +208,7 @@ Status ApplyAll(RunConfig& c, const YAML::Node& root, const std::string& source)
     if (allowed == KnownSettings().end()) {
       return InvalidArgument(source + ": " + name +
                              ": unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, "
-                             "logging, metrics, health, webhook, waitForPodsReady, checkpoint)");
+                             "logging, metrics, health, webhook, waitForPodsReady, checkpoint, preemption)");
     }
     if (!section.second.IsMap()) return InvalidArgument(source + ": " + name + ": must be a map");
     for (const auto& kv : section.second) {

@@ -19,6 +19,8 @@
 //   waitForPodsReady: {enable: false, timeout: 5m, backoffBaseSeconds: 60, backoffMaxSeconds: 3600,
 //                      backoffLimitCount: 5}   # a gang must be Ready within timeout, or is requeued;
 //                                              # backoffLimitCount has no default (no limit)
+//   preemption: {minRuntime: 0s}   # a workload admitted less than this long ago is not preempted,
+//                                  # unless its ClusterQueue says otherwise (docs/checkpoint.md)
 //   checkpoint: {defaultTimeout: 5m, maxTimeout: 30m}   # how long a victim annotated
 //                                            # rota.dev/checkpoint has to checkpoint (docs/checkpoint.md)
 
@@ -77,6 +79,9 @@ struct RunConfig {
   // rota.dev/checkpoint-timeout, and the longest one it may name.
   std::chrono::milliseconds checkpoint_default_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds checkpoint_max_timeout{std::chrono::minutes(30)};
+  // Minimum runtime of every ClusterQueue without rota.dev/preempt-min-runtime or
+  // rota.dev/reclaim-min-runtime: 0, Kueue's behaviour, preempts whatever was admitted last.
+  std::chrono::milliseconds preemption_min_runtime{0};
 };
 
 // Parses a config file's text; `source` names it in errors (`rota.yaml: scheduling.batchPeriod:

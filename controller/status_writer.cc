@@ -185,6 +185,18 @@ bool StatusWriter::WaitQueuedAtMost(Priority priority, size_t n, apiclient::Cloc
   return true;
 }
 
+bool StatusWriter::Withdraw(const std::string& key, uint64_t seq) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = queued_.find(key);
+  if (it == queued_.end() || it->second.seq != seq) return false;
+  ready_.erase({it->second.priority, it->second.order, key});
+  --queued_by_priority_[it->second.priority];
+  queued_.erase(it);
+  taken_cv_.notify_all();
+  idle_cv_.notify_all();
+  return true;
+}
+
 bool StatusWriter::Busy(const std::string& key) const {
   std::lock_guard<std::mutex> l(mu_);
   return queued_.count(key) > 0 || in_flight_.count(key) > 0;

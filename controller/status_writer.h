@@ -105,6 +105,9 @@ class StatusWriter {
   // Blocks until at most `n` writes are queued (not yet started) at `priority`, or until `until`;
   // returns whether that many or fewer are queued. The loop waits so for room before a pass.
   bool WaitQueuedAtMost(Priority priority, size_t n, apiclient::Clock::TimePoint until) const;
+  // Takes back write number `seq` of object `key` if it is still queued, not started: true when
+  // it was (it will never be sent), false when it was sent, is being sent, or was replaced.
+  bool Withdraw(const std::string& key, uint64_t seq);
   // Whether a write of the object is queued or being sent.
   bool Busy(const std::string& key) const;
   // Blocks until nothing is queued or being sent (tests, orderly shutdown).

@@ -289,7 +289,7 @@ struct Resolver {
 };
 
 // The engine's spec of ClusterQueue `q`, or why it cannot be used.
-Status ClusterQueueSpecOf(const ClusterQueue& q, adm::ClusterQueueSpec& e) {
+Status ClusterQueueSpecOf(const ClusterQueue& q, int64_t default_min_runtime, adm::ClusterQueueSpec& e) {
   e.name = q.metadata.name;
   e.cohort = q.spec.cohort_name;
   e.resource_groups = ToEngine(q.spec.resource_groups);
@@ -348,6 +348,7 @@ Status ClusterQueueSpecOf(const ClusterQueue& q, adm::ClusterQueueSpec& e) {
   for (auto [key, out] : {std::pair{kPreemptMinRuntimeAnnotation, &e.preempt_min_runtime},
                           std::pair{kReclaimMinRuntimeAnnotation, &e.reclaim_min_runtime}}) {
     const std::string text = AnnotationOr(q.metadata.annotations, key);
+    *out = default_min_runtime;
     if (text.empty()) continue;
     auto millis = ParseGoDuration(text);
     if (!millis.ok()) {
@@ -374,7 +375,7 @@ Status QueuesOf(const ClusterState& state, adm::Snapshot& out) {
   }
   for (const auto& q : state.cluster_queues) {
     adm::ClusterQueueSpec e;
-    Status s = q.unusable.empty() ? ClusterQueueSpecOf(q, e) : InvalidArgument(q.unusable);
+    Status s = q.unusable.empty() ? ClusterQueueSpecOf(q, state.default_min_runtime, e) : InvalidArgument(q.unusable);
     if (!s.ok()) {
       if (!state.keep_going) return s;
       // One queue rota cannot use must not stop every other: it admits nothing, and says why.

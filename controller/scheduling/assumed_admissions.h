@@ -55,6 +55,14 @@ class AssumedAdmissions {
   void HoldEvicted(api::SnapshotBuilder& builder) const;
 
   bool Contains(const std::string& key) const { return assumed_.count(key) > 0; }
+  // The write number of the admission assumed of `key`, if one is (not an eviction).
+  std::optional<uint64_t> AdmissionWrite(const std::string& key) const {
+    auto it = assumed_.find(key);
+    if (it == assumed_.end() || !it->second.admission) return std::nullopt;
+    return it->second.write;
+  }
+  // Forgets what is assumed of `key` (its write was withdrawn before it was sent).
+  void Forget(const std::string& key) { assumed_.erase(key); }
   size_t size() const { return assumed_.size(); }
 
  private:

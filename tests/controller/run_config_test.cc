@@ -50,7 +50,7 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
   for (const Case& c : {
            Case{"tracing: {port: 8080}",
                 "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, "
-                "scheduling, logging, metrics, health, webhook, waitForPodsReady, checkpoint)"},
+                "scheduling, logging, metrics, health, webhook, waitForPodsReady, checkpoint, preemption)"},
            Case{"metrics: {bindAddress: here}",
                 "rota.yaml: metrics.bindAddress: \"here\" is not host:port, :port or 0"},
            Case{"webhook: {bindAddress: \"9443\"}",
@@ -84,11 +84,33 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
                 "rota.yaml: waitForPodsReady.timeout: \"999999999999999m\" is longer than 30 days"},
            Case{"waitForPodsReady: {timeout: 43201m}",
                 "rota.yaml: waitForPodsReady.timeout: \"43201m\" is longer than 30 days"},
+           Case{"checkpoint: {defaultTimeout: later}",
+                "rota.yaml: checkpoint.defaultTimeout: \"later\" is not a duration such as 90s, 10m or 1h30m: a number "
+                "is missing"},
+           Case{"checkpoint: {maxTimeout: 0}", "rota.yaml: checkpoint.maxTimeout: must be longer than 0"},
+           Case{"checkpoint: {defaultTimeout: 1h}",
+                "rota.yaml: checkpoint.defaultTimeout must not be longer than maxTimeout"},
+           Case{"preemption: {minRuntime: -1s}",
+                "rota.yaml: preemption.minRuntime: \"-1s\" is not a duration such as 90s, 10m or 1h30m: a number is "
+                "missing"},
        }) {
     Result<RunConfig> r = ParseRunConfig(c.text, "rota.yaml");
     ASSERT_FALSE(r.ok()) << c.text;
     EXPECT_EQ(r.status().message(), c.message);
   }
+}
+
+TEST(RunConfigTest, CheckpointAndPreemptionSettings) {
+  Result<RunConfig> c =
+      ParseRunConfig("checkpoint: {defaultTimeout: 10m, maxTimeout: 1h30m}\npreemption: {minRuntime: 90s}", "r");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->checkpoint_default_timeout, std::chrono::minutes(10));
+  EXPECT_EQ(c->checkpoint_max_timeout, std::chrono::minutes(90));
+  EXPECT_EQ(c->preemption_min_runtime, std::chrono::seconds(90));
+  c = ParseRunConfig("", "r");
+  EXPECT_EQ(c->checkpoint_default_timeout, std::chrono::minutes(5));
+  EXPECT_EQ(c->checkpoint_max_timeout, std::chrono::minutes(30));
+  EXPECT_EQ(c->preemption_min_runtime, std::chrono::seconds(0));
 }
 
 TEST(RunConfigTest, DurationsUpTo30Days) {

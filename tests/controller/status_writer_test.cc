@@ -163,6 +163,24 @@ TEST(StatusWriterTest, SendsOnlyTheNewestStatusOfAnObjectAndNeverTwoAtOnce) {
   EXPECT_FALSE(writer.Busy("workloads/ns/a"));
 }
 
+TEST(StatusWriterTest, AWriteNotYetStartedCanBeWithdrawnButNotOneBeingSent) {
+  Recorder rec;
+  StatusWriter writer(rec.sinks(), 1, 0);
+  const uint64_t first = writer.Enqueue(StatusWriter::kAdmission, W("a", "1"));
+  rec.WaitForSends(1);  // "a=1" is being sent: too late
+  EXPECT_FALSE(writer.Withdraw("workloads/ns/a", first));
+  const uint64_t queued = writer.Enqueue(StatusWriter::kAdmission, W("b", "1"));
+  const uint64_t replaced = writer.Enqueue(StatusWriter::kAdmission, W("c", "1"));
+  writer.Enqueue(StatusWriter::kAdmission, W("c", "2"));
+  EXPECT_FALSE(writer.Withdraw("workloads/ns/c", replaced)) << "a newer write took its place";
+  EXPECT_TRUE(writer.Withdraw("workloads/ns/b", queued));
+  EXPECT_FALSE(writer.Withdraw("workloads/ns/b", queued)) << "only once";
+  EXPECT_EQ(writer.Queued(StatusWriter::kAdmission), 1u);
+  rec.Release();
+  writer.Drain();
+  EXPECT_EQ(rec.sent(), (std::vector<std::string>{"a=1", "c=2"}));
+}
+
 TEST(StatusWriterTest, AdmissionsGoBeforeQueueStatusBeforePendingReasons) {
   Recorder rec;
   StatusWriter writer(rec.sinks(), 1, 0);

@@ -38,6 +38,9 @@ struct ClusterState {
   // Seconds since the epoch, for requeueState.requeueAt (a workload evicted with backoff waits
   // until then). 0: ignore requeueAt.
   int64_t now = 0;
+  // Minimum runtime (seconds) of every ClusterQueue that does not name its own with the
+  // annotations rota.dev/preempt-min-runtime / rota.dev/reclaim-min-runtime.
+  int64_t default_min_runtime = 0;
   // A workload rota cannot read (a quantity beyond int64 milli-units, a malformed time) fails
   // the whole snapshot unless this is set; then it stays pending, Inadmissible, with the error
   // as its message, so that one bad object cannot stop admission for everyone (the controller).
