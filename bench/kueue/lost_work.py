@@ -38,45 +38,47 @@ def main():
     held = {}  # uid -> (time its quota was first seen reserved, CPUs)
     evicted = set()  # uids seen evicted since their last reservation
     totals = {"evictions": 0, "lostCpuSeconds": 0.0}
+    restarts = 0
 
     def write():
         with open(out + ".tmp", "w") as f:
-            json.dump({"evictions": totals["evictions"], "lostCpuSeconds": totals["lostCpuSeconds"]}, f)
+            json.dump({"evictions": totals["evictions"], "lostCpuSeconds": totals["lostCpuSeconds"],
+                       "watchRestarts": restarts}, f)
         os.replace(out + ".tmp", out)
 
     signal.signal(signal.SIGTERM, lambda *_: (write(), sys.exit(0)))
     write()
-    decoder = json.JSONDecoder()
     while True:
         p = subprocess.Popen([KUBECTL, "--kubeconfig", kubeconfig, "get", "workloads.kueue.x-k8s.io", "-A", "--watch",
                               "--output-watch-events", "-o", "json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             text=True, bufsize=1)
-        buf = ""
+                             text=True, bufsize=1 << 16)
+        # kubectl prints each event as indented JSON whose last line is a lone "}": parse whole
+        # events only, so that the watcher keeps up with the stream (a slow reader is cut off).
+        lines = []
         for line in p.stdout:
-            buf += line
-            while buf.strip():
-                try:
-                    ev, end = decoder.raw_decode(buf.lstrip())
-                except ValueError:
-                    break
-                buf = buf.lstrip()[end:]
-                wl = ev.get("object") or {}
-                uid = (wl.get("metadata") or {}).get("uid")
-                if not uid:
-                    continue
-                now = time.monotonic()
-                reserved = condition(wl, "QuotaReserved") and not condition(wl, "Finished")
-                if reserved and uid not in held:
-                    held[uid] = (now, cpu_of(wl))
-                    evicted.discard(uid)
-                if condition(wl, "Evicted") and uid in held and uid not in evicted:
-                    since, cpus = held[uid]
-                    totals["evictions"] += 1
-                    totals["lostCpuSeconds"] += cpus * (now - since)
-                    evicted.add(uid)
-                    write()
-                if not reserved:
-                    held.pop(uid, None)
+            lines.append(line)
+            if line.rstrip("\n") != "}":
+                continue
+            ev = json.loads("".join(lines))
+            lines = []
+            wl = ev.get("object") or {}
+            uid = (wl.get("metadata") or {}).get("uid")
+            if not uid:
+                continue
+            now = time.monotonic()
+            reserved = condition(wl, "QuotaReserved") and not condition(wl, "Finished")
+            if reserved and uid not in held:
+                held[uid] = (now, cpu_of(wl))
+                evicted.discard(uid)
+            if condition(wl, "Evicted") and uid in held and uid not in evicted:
+                since, cpus = held[uid]
+                totals["evictions"] += 1
+                totals["lostCpuSeconds"] += cpus * (now - since)
+                evicted.add(uid)
+                write()
+            if not reserved:
+                held.pop(uid, None)
+        restarts += 1
         p.wait()
         time.sleep(1)  # (the watch ended: the apiserver restarted its stream, or went away)
 

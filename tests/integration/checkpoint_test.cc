@@ -4,7 +4,10 @@
 
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "integration/controller_fixture.h"
@@ -191,6 +194,75 @@ TEST_F(CheckpointTest, AKillOfRotaNeitherLosesNorRepeatsAnOpenRequest) {
       {"events", "--field-selector", "involvedObject.name=" + train_wl_ + ",reason=CheckpointRequested"},
       "{range .items[*]}{.count}{\" \"}{end}", ns());
   EXPECT_EQ(asked, "1 ") << "asked once, by the first process";
+}
+
+// The annotations of a pod as the kubelet lays out a downward API volume: the file in a
+// timestamped directory, reached through the "..data" symlink, replaced by swapping the link.
+void WriteDownwardApiAnnotations(const std::filesystem::path& volume, const std::string& lines) {
+  namespace fs = std::filesystem;
+  static int version = 0;
+  const std::string dir = "..2026_11_26_" + std::to_string(++version);
+  fs::create_directories(volume / dir);
+  std::ofstream(volume / dir / "annotations") << lines;
+  fs::create_symlink(dir, volume / "..data_tmp");
+  fs::rename(volume / "..data_tmp", volume / "..data");
+  if (!fs::exists(fs::symlink_status(volume / "annotations")))
+    fs::create_symlink("..data/annotations", volume / "annotations");
+}
+
+// A trainer that only writes checkpoint files and watches a request file: rota checkpoint-agent,
+// reading a kubelet-style annotations file, passes the request on and reports the checkpoint on
+// the pod through the apiserver, and rota evicts the victim.
+TEST_F(CheckpointTest, TheAgentAnswersForATrainerThatOnlyWritesFiles) {
+  namespace fs = std::filesystem;
+  StartTraining("10m");
+  if (HasFatalFailure()) return;
+  const fs::path root = fs::temp_directory_path() / ("rota-agent-" + ns());
+  const fs::path volume = root / "podinfo", checkpoints = root / "ckpt", request = root / "REQUEST";
+  fs::create_directories(volume);
+  fs::create_directories(checkpoints);
+  WriteDownwardApiAnnotations(volume, "kubernetes.io/config.source=\"api\"\n");
+  const std::string pod = kubectl().JsonPath({"pods", "-l", "job-name=train"}, "{.items[0].metadata.name}", ns());
+  const fs::path agent_log = root / "agent.log";
+  const pid_t agent = fork();
+  if (agent == 0) {
+    FILE* f = freopen(agent_log.c_str(), "w", stderr);
+    (void)f;
+    execl(ROTA_BINARY, ROTA_BINARY, "checkpoint-agent", "--annotations", (volume / "annotations").c_str(),
+          "--checkpoint-dir", checkpoints.c_str(), "--request-file", request.c_str(), "--poll", "200ms", "--pod",
+          pod.c_str(), "--namespace", ns().c_str(), "--kubeconfig", KubeconfigFromEnv().c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto agent_output = [&] {
+    std::ifstream in(agent_log);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  SubmitUrgent();
+  if (HasFatalFailure()) return;
+  // The kubelet brings the pod's new annotation into the volume.
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"pod", pod}, "{.metadata.annotations.rota\\.dev/checkpoint-requested-at}", ns()) ==
+               requested_at_;
+      },
+      30s));
+  WriteDownwardApiAnnotations(
+      volume, "kubernetes.io/config.source=\"api\"\nrota.dev/checkpoint-requested-at=\"" + requested_at_ + "\"\n");
+  ASSERT_TRUE(Eventually([&] { return fs::exists(request); }, 30s)) << agent_output();
+  EXPECT_EQ(Suspended("train"), "false") << "asked, not stopped";
+  std::ofstream(checkpoints / "step-1200.pt") << "weights";
+  ASSERT_TRUE(Eventually([&] { return Suspended("urgent") == "false"; }, 60s)) << agent_output() << Log();
+  EXPECT_EQ(Condition(train_wl_, "CheckpointRequested", "reason"), "Checkpointed");
+  // (The pod is gone with the suspension; rota copied the agent's report to the Workload.)
+  EXPECT_NE(Status(train_wl_, "{.metadata.annotations.rota\\.dev/checkpointed-at}"), "");
+  kill(agent, SIGTERM);
+  int status = 0;
+  waitpid(agent, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << agent_output();
+  fs::remove_all(root);
 }
 
 }  // namespace
