@@ -52,14 +52,18 @@ def main():
         p = subprocess.Popen([KUBECTL, "--kubeconfig", kubeconfig, "get", "workloads.kueue.x-k8s.io", "-A", "--watch",
                               "--output-watch-events", "-o", "json"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              text=True, bufsize=1 << 16)
-        # kubectl prints each event as indented JSON whose last line is a lone "}": parse whole
-        # events only, so that the watcher keeps up with the stream (a slow reader is cut off).
+        # kubectl prints an event on one line, or indented with a lone "}" as its last line: parse
+        # at those points only, so that the watcher keeps up with the stream (a slow reader is
+        # cut off by the apiserver).
         lines = []
         for line in p.stdout:
             lines.append(line)
-            if line.rstrip("\n") != "}":
+            if len(lines) > 1 and line.rstrip("\n") != "}":
                 continue
-            ev = json.loads("".join(lines))
+            try:
+                ev = json.loads("".join(lines))
+            except ValueError:
+                continue
             lines = []
             wl = ev.get("object") or {}
             uid = (wl.get("metadata") or {}).get("uid")
