@@ -80,12 +80,20 @@ void CheckpointRequests::Adopt(const api::SnapshotBuilder& builder) {
     std::lock_guard<std::mutex> l(mu_);
     observed = observed_;
   }
-  // A closed request stays closed until the cache shows it so.
+  // A closed request stays closed until the cache shows it so. A Workload that finished or went
+  // away is forgotten (the cache's last word on it may still show its request).
+  std::vector<std::string> gone;
+  for (const std::string& key : observed)
+    if (!builder.Object(key)) gone.push_back(key);
+  if (!gone.empty()) {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const std::string& key : gone) observed_.erase(key);
+  }
+  for (const std::string& key : gone) observed.erase(key);
   std::erase_if(closing_, [&](const std::string& key) { return !observed.count(key); });
   for (const std::string& key : observed) {
     if (requests_.count(key) || closing_.count(key)) continue;
     const api::Workload* w = builder.Object(key);
-    if (!w) continue;
     auto r = OpenCheckpointRequest(*w);
     if (!r) continue;
     requests_[key] = {*r, w->status && w->status->admission ? w->status->admission->cluster_queue : ""};

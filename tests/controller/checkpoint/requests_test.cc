@@ -195,6 +195,26 @@ TEST(CheckpointRequestsTest, ARequestIsWithdrawnWhenThePreemptorGoesAway) {
   EXPECT_EQ(requests.open(), 0u);
 }
 
+TEST(CheckpointRequestsTest, AVictimThatGoesAwayEndsItsRequestQuietly) {
+  Cluster c;
+  CheckpointRequests requests(Timeouts());
+  Pass first;
+  first.Run(requests, c.state, 60);
+  c.Asked(first.out.writes[0].body["status"]["conditions"].back()["message"], 60);
+  c.Refresh(true);
+  for (const auto& w : c.state.workloads) requests.Observe(*w);  // (its last state, request open)
+  c.state.workloads.erase(c.state.workloads.begin());            // deleted
+  Pass gone;
+  gone.Run(requests, c.state, 90);
+  EXPECT_TRUE(gone.out.writes.empty());
+  EXPECT_TRUE(gone.d.preempted.empty());
+  EXPECT_EQ(requests.open(), 0u);
+  Pass later;
+  later.Run(requests, c.state, 120);
+  EXPECT_TRUE(later.out.writes.empty());
+  EXPECT_EQ(requests.open(), 0u);
+}
+
 TEST(CheckpointRequestsTest, ARestartedControllerCarriesOnWithTheSameDeadline) {
   Cluster c;
   {
