@@ -63,7 +63,10 @@ Result<JobInfo> JobInfo::Decode(const Json& job) {
     for (const auto& c : status["conditions"]) {
       if (c.value("status", "") != "True") continue;
       const std::string type = c.value("type", "");
-      if (type == "Suspended") j.suspension_seen = true;
+      if (type == "Suspended") {
+        j.suspension_seen = true;
+        j.suspended_since = c.value("lastTransitionTime", "");
+      }
       if (type == "Complete") j.finished = "Succeeded";
       if (type == "Failed") j.finished = "Failed";
       if (!j.finished.empty()) j.finished_message = c.value("message", "Job finished");
@@ -433,6 +436,24 @@ bool JobController::Start(const JobInfo& job, const api::Workload& wl) {
   return true;
 }
 
+namespace {
+
+// Whether the Job controller has acted on a suspension made since this admission: its Suspended
+// condition is True and no older than the admission. A Suspended=True from before the Job was
+// started is stale: the Job controller may still be making the pods of that start. It is
+// trusted once the admission is kStaleSuspension old (the Job controller then never saw the
+// start, or its pods would exist by now), so that such a Job cannot keep its quota for good.
+constexpr int64_t kStaleSuspension = 5;
+bool SuspendedSinceAdmission(const JobInfo& job, const api::Workload& wl, int64_t now) {
+  const api::Condition* admitted =
+      wl.status ? api::FindCondition(wl.status->conditions, api::workload_condition::kQuotaReserved) : nullptr;
+  if (!admitted) return true;
+  auto since = api::ParseTime(job.suspended_since), at = api::ParseTime(admitted->last_transition_time);
+  return !since.ok() || !at.ok() || *since >= *at || now - *at >= kStaleSuspension;
+}
+
+}  // namespace
+
 bool JobController::StopThenRelease(const JobInfo& job, const api::Workload& wl) {
   // Pods that have all succeeded need no stopping: the Job completes, and its finish releases the
   // quota. (Suspended at that moment, the Job would never complete, nor say that it saw the
@@ -444,6 +465,10 @@ bool JobController::StopThenRelease(const JobInfo& job, const api::Workload& wl)
   // follow from it): before that, active may be 0 only because the pods just made are not
   // counted yet. Its next update, once the pods are gone, comes back here.
   if (!job.suspend || !(job.suspension_seen || done) || job.active > 0) return true;
+  if (!done && !SuspendedSinceAdmission(job, wl, WallSeconds())) {
+    queue_.AddAfter(job.ns + "/" + job.name, std::chrono::seconds(1));  // its pods may be on their way
+    return true;
+  }
   // The Job's counts lag behind the pods it has just made, and its Suspended condition may be
   // an earlier suspension's: the pods as the apiserver has them now decide.
   apiclient::ListOptions by_job;

@@ -42,6 +42,7 @@ struct JobInfo {
   bool started = false;          // status.startTime is set
   int32_t active = 0;            // pods running or terminating (status.active + status.terminating)
   bool suspension_seen = false;  // condition Suspended=True: the Job controller has acted on it
+  std::string suspended_since;   // that condition's lastTransitionTime (RFC 3339)
   int32_t succeeded = 0;         // status.succeeded
   std::string finished;          // "Succeeded" / "Failed" once the Job has finished, else ""
   std::string finished_message;
