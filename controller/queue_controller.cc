@@ -202,10 +202,7 @@ size_t QueueController::WithdrawUnsentAdmissions(admission::Decisions& d) {
   std::erase_if(d.preempted, [this](const admission::PreemptDecision& p) {
     const std::optional<uint64_t> seq = assumed_.AdmissionWrite(p.workload);
     if (!seq) return false;
-    const size_t slash = p.workload.find('/');
-    const std::string key =
-        StatusWriter::Key({"workloads", p.workload.substr(0, slash), p.workload.substr(slash + 1), {}});
-    if (!writer_->Withdraw(key, *seq)) return false;
+    if (!writer_->Withdraw("workloads/" + p.workload, *seq)) return false;  // (StatusWriter::Key)
     assumed_.Forget(p.workload);
     if (admission::WorkloadSpec* w = snapshot_builder_.Mutable(p.workload)) w->admission.reset();
     return true;

@@ -159,8 +159,7 @@ bool CheckpointRequests::Settle(const std::string& key, const Open& open, admiss
     closed = {"False", "CheckpointTimeout", "No checkpoint by the deadline " + api::FormatTime(r.deadline)};
     result = "timed_out";
   } else {
-    out.next_deadline = std::min(out.next_deadline.value_or(r.deadline), r.deadline);
-    return false;
+    return false;  // still waiting (Decide takes the earliest deadline of those left)
   }
   auto chosen = held.chosen.find(key);
   const admission::PreemptDecision p{key, r.preemptor, open.cluster_queue,
