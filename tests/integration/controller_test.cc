@@ -195,6 +195,9 @@ TEST_F(ControllerTest, AdmitsByQuotaWritesStatusReleasesAndPreempts) {
 // wait for quota. Work that arrives meanwhile is admitted as ever.
 TEST_F(ControllerTest, WhileNothingWaitsFinishingWorkloadsDoNotMakeAPassEach) {
   const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
+  // Passes are counted cluster-wide: the cascade of an earlier test's namespace deletion would
+  // count as well.
+  WaitForEarlierTestNamespacesGone(120s);
   MakeGpuQueue(flavor, cq, 10);
   if (HasFatalFailure()) return;
   StartRota();

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <thread>
 
 namespace rota::testing {
@@ -147,6 +148,23 @@ void ClusterTest::SetUp() {
   ns_ = "t-" + name + "-" + std::to_string(rd() % 100000);
   CommandResult created = (*kubectl_)({"create", "namespace", ns_});
   ASSERT_TRUE(created.ok()) << created.err;
+}
+
+void ClusterTest::WaitForEarlierTestNamespacesGone(std::chrono::milliseconds timeout) {
+  std::string left;
+  const bool gone = Eventually(
+      [&] {
+        CommandResult r = (*kubectl_)({"get", "namespaces", "-o", "name"});
+        if (!r.ok()) return false;
+        left.clear();
+        std::istringstream lines(r.out);
+        for (std::string line; std::getline(lines, line);) {
+          if (line.rfind("namespace/t-", 0) == 0 && line != "namespace/" + ns_) left += line + " ";
+        }
+        return left.empty();
+      },
+      timeout);
+  EXPECT_TRUE(gone) << "earlier tests' namespaces are still there: " << left;
 }
 
 void ClusterTest::TearDown() {

@@ -51,6 +51,9 @@ class ClusterTest : public ::testing::Test {
 
   const Kubectl& kubectl() const { return *kubectl_; }
   const std::string& ns() const { return ns_; }
+  // Waits until the namespaces of earlier tests (deleted without waiting) are gone, so that their
+  // deletion does not reach a controller this test measures. Fails the test after `timeout`.
+  void WaitForEarlierTestNamespacesGone(std::chrono::milliseconds timeout);
 
  private:
   std::unique_ptr<Kubectl> kubectl_;
