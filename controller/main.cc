@@ -36,6 +36,7 @@
 #include "job_controller.h"
 #include "metrics.h"
 #include "queue_controller.h"
+#include "replay_command.h"
 #include "rota/apiclient/config.h"
 #include "rota/apiclient/leader.h"
 #include "rota/apiclient/thread_name.h"
@@ -490,6 +491,7 @@ int main(int argc, char** argv) {
 
   CheckpointAgentFlags checkpoint_agent;
   AddCheckpointAgentCommand(app, checkpoint_agent, exit_code);
+  rota::replay::AddReplayCommand(app, exit_code, Guarded);
 
   try {
     app.parse(argc, argv);

@@ -110,41 +110,34 @@ Json ToJson(const admission::AdmissionSpec& a, const std::string& key) {
 
 }  // namespace
 
-int Run(const std::vector<std::string>& files, const Options& options, std::ostream& out, std::ostream& err) {
-  api::ClusterState state;
-  state.fair_sharing = options.fair_sharing;
-  state.now = options.now;
+std::string LoadFiles(const std::vector<std::string>& files, api::ClusterState& state, std::ostream& err) {
   for (const std::string& file : files) {
     std::error_code ec;
-    if (std::filesystem::is_directory(file, ec)) {
-      err << file << ": is a directory (give the YAML files in it)\n";
-      return 2;
-    }
+    if (std::filesystem::is_directory(file, ec)) return file + ": is a directory (give the YAML files in it)";
     std::ifstream in(file);
-    if (!in) {
-      err << file << ": cannot be read\n";
-      return 2;
-    }
+    if (!in) return file + ": cannot be read";
     std::stringstream text;
     text << in.rdbuf();
     auto docs = yaml::ParseDocuments(text.str());
-    if (!docs.ok()) {
-      err << file << ": " << docs.status().message() << "\n";
-      return 2;
-    }
+    if (!docs.ok()) return file + ": " + docs.status().message();
     for (size_t i = 0; i < docs->size(); ++i) {
       const Json& doc = (*docs)[i];
       if (doc.is_null()) continue;
       const std::string where = file + ": document " + std::to_string(i + 1);
       std::string problem = Load(doc, where, state, err);
-      if (!problem.empty()) {
-        err << where << ": " << problem << "\n";
-        return 2;
-      }
+      if (!problem.empty()) return where + ": " + problem;
     }
   }
-  if (std::string dup = Duplicate(state); !dup.empty()) {
-    err << "invalid input: " << dup << " is given more than once\n";
+  if (std::string dup = Duplicate(state); !dup.empty()) return "invalid input: " + dup + " is given more than once";
+  return "";
+}
+
+int Run(const std::vector<std::string>& files, const Options& options, std::ostream& out, std::ostream& err) {
+  api::ClusterState state;
+  state.fair_sharing = options.fair_sharing;
+  state.now = options.now;
+  if (std::string problem = LoadFiles(files, state, err); !problem.empty()) {
+    err << problem << "\n";
     return 2;
   }
   auto snapshot = api::BuildSnapshot(state);

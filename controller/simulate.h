@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "rota/api/snapshot.h"
+
 namespace rota::simulate {
 
 struct Options {
@@ -28,6 +30,11 @@ struct Options {
   // 0: no time (victims in Kueue's order, no minimum runtime or backoff).
   int64_t now = 0;
 };
+
+// Reads Kueue objects (and Namespaces) from YAML files into `state`, as `rota simulate` does.
+// Returns "" or what is wrong, naming the file, document, object and field; skipped kinds are
+// warned about on `err`.
+std::string LoadFiles(const std::vector<std::string>& files, api::ClusterState& state, std::ostream& err);
 
 // Returns the process exit code: 0, or 2 for invalid input (the message, naming the file,
 // document, object and field, goes to `err`). Skipped kinds are warned about on `err`.

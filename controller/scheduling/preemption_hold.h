@@ -26,6 +26,18 @@ namespace rota::controller {
 
 inline constexpr std::string_view kPendingPreemptionReason = "Pending";
 
+// The snapshot's entries by workload key, as PreemptionHold reads and marks them: the
+// controller's SnapshotBuilder, or `rota replay`'s own snapshot.
+class SpecsByKey {
+ public:
+  virtual ~SpecsByKey() = default;
+  virtual const admission::WorkloadSpec* Find(const std::string& key) const = 0;
+  // The entry to mark for this pass (null when there is none, or it cannot be changed).
+  virtual admission::WorkloadSpec* Mutable(const std::string& key) = 0;
+  // Where `spec` (one Find returned) is in the snapshot's workloads.
+  virtual size_t IndexOf(const admission::WorkloadSpec* spec) const = 0;
+};
+
 struct HeldPreemptions {
   std::unordered_set<std::string> victims;  // evicted, keeping their quota for now
   size_t waiting = 0;                       // preemptors taken out of the admissions (0 or 1)
@@ -44,6 +56,7 @@ class PreemptionHold {
   // Before a pass: marks waiting for quota every victim that has released its quota while its
   // preemptor is still pending (for at most preemptor_first since the release was seen).
   void HoldReleased(api::SnapshotBuilder& builder, TimePoint now);
+  void HoldReleased(SpecsByKey& specs, TimePoint now);
 
   // After the engine: the first admission (in admission order) of a preemptor with a victim for
   // which `has_pods` is true is taken out of `d.admitted` and listed in `d.pending` (reason
@@ -53,6 +66,8 @@ class PreemptionHold {
   // it as if those victims had released their quota (a victim may free more than its preemptor
   // takes): they are taken out too, with their own victims, and left to the next pass.
   HeldPreemptions Hold(admission::Decisions& d, const api::SnapshotBuilder& builder,
+                       const std::function<bool(const std::string& key)>& has_pods);
+  HeldPreemptions Hold(admission::Decisions& d, const SpecsByKey& specs,
                        const std::function<bool(const std::string& key)>& has_pods);
 
   // Records that `victim`, evicted outside a pass's decisions (after its checkpoint), gives its
@@ -69,7 +84,7 @@ class PreemptionHold {
     std::optional<TimePoint> released;  // when the victim was first seen without its quota
   };
   // Whether `victim` still waits for its preemptor; marks it in the snapshot while it does.
-  bool KeepHolding(const std::string& victim, Wait& wait, api::SnapshotBuilder& builder, TimePoint now);
+  bool KeepHolding(const std::string& victim, Wait& wait, SpecsByKey& specs, TimePoint now);
 
   std::chrono::seconds preemptor_first_;
   std::unordered_map<std::string, Wait> preemptor_of_;  // victim -> its preemptor
