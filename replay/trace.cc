@@ -119,7 +119,7 @@ Result<Trace> ReadCsv(std::istream& in, const std::string& file, const ReadOptio
   return trace;
 }
 
-// GPUs as pods: whole nodes of 8 where they divide evenly, else one GPU a pod.
+// GPUs as pods: as few pods of at most 8 (a node's worth) as share them evenly, else one GPU a pod.
 void GpusAsPods(int64_t gpus, int64_t& pods, int64_t& per_pod) {
   pods = (gpus + 7) / 8;
   per_pod = gpus / pods;
