@@ -68,7 +68,8 @@ void AddReplayCommand(CLI::App& app, int& exit_code, Guard guard) {
       ->check(CLI::IsMember({"philly", "pai", "workloads"}))
       ->default_str("philly");
   cmd->add_option("--out", o.out_dir, "Where to write summary.json, series.csv, jobs.csv and report.html")->required();
-  cmd->add_option("--compare", o.compare_dir, "A second cluster directory, replayed on the same trace and reported beside");
+  cmd->add_option("--compare", o.compare_dir,
+                  "A second cluster directory, replayed on the same trace and reported beside");
   cmd->add_flag("--generate-cluster", o.generate_cluster,
                 "First write --cluster/cluster.yaml from the trace (philly: a queue per virtual cluster; pai: a queue "
                 "per QoS class)");

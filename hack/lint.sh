@@ -2,7 +2,7 @@
 # Style checks, run by `make test` (ctest lint.format and lint.length):
 #
 #   hack/lint.sh format   every C++ source is as clang-format formats it (.clang-format)
-#   hack/lint.sh length   no function over 100 logical lines in controller/ and apiclient/, nor
+#   hack/lint.sh length   no function over 100 logical lines in controller/, apiclient/ and replay/, nor
 #                         over 150 in admission/ (lizard, from PyPI)
 #   hack/lint.sh fix      reformat every C++ source in place
 set -euo pipefail
@@ -27,9 +27,9 @@ case ${1:-} in
   length)
     python3 -c 'import lizard' 2>/dev/null || python3 -m pip install --quiet lizard >&2
     # -C and -L high: only the logical-line count (NLOC) is checked here.
-    python3 -m lizard -l cpp -w -C 100000 -L 100000 -T nloc=100 controller apiclient
+    python3 -m lizard -l cpp -w -C 100000 -L 100000 -T nloc=100 controller apiclient replay
     python3 -m lizard -l cpp -w -C 100000 -L 100000 -T nloc=150 admission
-    echo "lint: no function over 100 logical lines in controller/ and apiclient/, nor over 150 in admission/"
+    echo "lint: no function over 100 logical lines in controller/, apiclient/ and replay/, nor over 150 in admission/"
     ;;
   fix)
     sources | xargs clang-format -i

@@ -77,7 +77,8 @@ void Queue(std::ostream& out, const std::string& name, const std::string& cohort
       << "  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}\n  resourceGroups:\n";
   for (const auto& [flavor, quota] : quotas) {
     out << "  - coveredResources: [\"" << quota.first << "\"]\n    flavors:\n    - name: " << flavor
-        << "\n      resources:\n      - name: \"" << quota.first << "\"\n        nominalQuota: " << quota.second << "\n";
+        << "\n      resources:\n      - name: \"" << quota.first << "\"\n        nominalQuota: " << quota.second
+        << "\n";
   }
   out << "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: gpu\n  namespace: \"" << name
       << "\"\nspec:\n  clusterQueue: \"" << name << "\"\n";
@@ -117,7 +118,8 @@ Result<std::string> GeneratePaiCluster(const Trace& trace, std::istream& nodes, 
   double all = 0;
   for (const auto& [team, by_resource] : demand)
     for (const auto& [flavor, resource, units] : flavors)
-      if (auto it = by_resource.find(resource); it != by_resource.end()) asked[resource] += it->second / units, all += it->second / units;
+      if (auto it = by_resource.find(resource); it != by_resource.end())
+        asked[resource] += it->second / units, all += it->second / units;
   std::ostringstream out;
   Header(out, "a PAI pod list and " + nodes_file);
   for (const auto& [flavor, resource, units] : flavors) Flavor(out, flavor);

@@ -32,18 +32,20 @@ Result<Trace> Read(const ReplayOptions& o, std::ostream& err) {
 Status Generate(const ReplayOptions& o, const Trace& trace, std::ostream& err) {
   const fs::path dir(o.cluster_dir), file = dir / "cluster.yaml";
   std::error_code ec;
-  if (fs::exists(file, ec)) return InvalidArgument(file.string() + ": exists; remove it or leave out --generate-cluster");
+  if (fs::exists(file, ec))
+    return InvalidArgument(file.string() + ": exists; remove it or leave out --generate-cluster");
   std::string nodes = o.nodes_file;
   if (nodes.empty()) {
-    nodes = (fs::path(o.trace_file).parent_path() / (o.format == TraceFormat::kPai ? "openb_node_list_gpu_node.csv"
-                                                                                   : "philly_vc_nodes_from_HeliosArtifact.csv"))
-                .string();
+    nodes =
+        (fs::path(o.trace_file).parent_path() /
+         (o.format == TraceFormat::kPai ? "openb_node_list_gpu_node.csv" : "philly_vc_nodes_from_HeliosArtifact.csv"))
+            .string();
   }
   if (o.format == TraceFormat::kWorkloads) return InvalidArgument("--generate-cluster: needs a philly or pai trace");
   std::ifstream in(nodes);
   if (!in) return InvalidArgument("--nodes: " + nodes + " cannot be read");
-  Result<std::string> yaml = o.format == TraceFormat::kPai ? GeneratePaiCluster(trace, in, nodes)
-                                                           : GeneratePhillyCluster(trace, in, nodes);
+  Result<std::string> yaml =
+      o.format == TraceFormat::kPai ? GeneratePaiCluster(trace, in, nodes) : GeneratePhillyCluster(trace, in, nodes);
   if (!yaml.ok()) return yaml.status();
   fs::create_directories(dir, ec);
   std::ofstream(file) << *yaml;
@@ -65,7 +67,8 @@ Result<api::ClusterState> LoadCluster(const std::string& dir, bool fair_sharing,
   api::ClusterState state;
   if (std::string problem = simulate::LoadFiles(files, state, err); !problem.empty()) return InvalidArgument(problem);
   if (state.cluster_queues.empty()) return InvalidArgument("--cluster: " + dir + " defines no ClusterQueue");
-  if (!state.workloads.empty()) err << dir << ": ignoring its " << state.workloads.size() << " Workloads (the trace gives the jobs)\n";
+  if (!state.workloads.empty())
+    err << dir << ": ignoring its " << state.workloads.size() << " Workloads (the trace gives the jobs)\n";
   state.fair_sharing = fair_sharing;
   return state;
 }
@@ -130,8 +133,10 @@ int RunReplay(const ReplayOptions& o, std::ostream& out, std::ostream& err) {
   for (const std::string& dir : {o.cluster_dir, o.compare_dir}) {
     if (!s.ok() || dir.empty()) continue;
     Result<Replay> r = ReplayOn(dir, *trace, o, err);
-    if (r.ok()) runs.push_back(std::move(*r));
-    else s = r.status();
+    if (r.ok())
+      runs.push_back(std::move(*r));
+    else
+      s = r.status();
   }
   if (s.ok()) s = WriteFiles(runs[0], o.out_dir);
   if (s.ok() && runs.size() > 1) s = WriteFiles(runs[1], fs::path(o.out_dir) / "compare");

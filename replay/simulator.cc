@@ -30,14 +30,14 @@ struct Job {
   double gpus = 0;
   int queue = -1;  // in Simulator::queues_; -1: no ClusterQueue
   int team = 0;
-  int64_t remaining = 0;        // seconds of work still to do
-  int64_t admitted_at = -1;     // -1: not running
-  int64_t slot = -1;            // in the snapshot's workloads while submitted and not finished
-  uint64_t generation = 0;      // changes on every admission and eviction: older events are stale
-  bool handshake = false;       // takes part in the checkpoint handshake
-  bool saving = false;          // asked to checkpoint; still running and holding its quota
-  std::string preemptor;        // while saving: the workload it makes room for
-  double guarantee_mark = 0;    // its queue's within-guarantee clock when it last began to wait
+  int64_t remaining = 0;      // seconds of work still to do
+  int64_t admitted_at = -1;   // -1: not running
+  int64_t slot = -1;          // in the snapshot's workloads while submitted and not finished
+  uint64_t generation = 0;    // changes on every admission and eviction: older events are stale
+  bool handshake = false;     // takes part in the checkpoint handshake
+  bool saving = false;        // asked to checkpoint; still running and holding its quota
+  std::string preemptor;      // while saving: the workload it makes room for
+  double guarantee_mark = 0;  // its queue's within-guarantee clock when it last began to wait
   JobOutcome out;
 };
 
@@ -53,7 +53,7 @@ struct Event {
 // A ClusterQueue's usage (milli-units by "flavor/resource") and limits, and its GPUs.
 struct Queue {
   std::string name;
-  int root = -1;  // its cohort tree, in Simulator::roots_; -1: no cohort
+  int root = -1;                                          // its cohort tree, in Simulator::roots_; -1: no cohort
   std::unordered_map<std::string, int64_t> usage, limit;  // limit absent: only the cohort bounds it
   double nominal_gpus = 0, in_use = 0, waiting = 0;
   double within_guarantee = 0;  // seconds during which it waited while asking no more than its nominal quota
@@ -186,7 +186,8 @@ void Simulator::SetUpQueues(const adm::Snapshot& built) {
           if (root >= 0) roots_capacity_[root][UsageKey(f.flavor, r.resource)] += r.nominal;
           if (!q) continue;
           q->nominal_gpus += r.nominal / 1000.0 * GpuWeight(r.resource, options_.weights);
-          if (root < 0 || r.borrowing_limit) q->limit[UsageKey(f.flavor, r.resource)] = r.nominal + r.borrowing_limit.value_or(0);
+          if (root < 0 || r.borrowing_limit)
+            q->limit[UsageKey(f.flavor, r.resource)] = r.nominal + r.borrowing_limit.value_or(0);
         }
       }
     }
@@ -213,7 +214,8 @@ void Simulator::SetUpQueues(const adm::Snapshot& built) {
 double Simulator::Gpus(const adm::WorkloadSpec& spec) const {
   double gpus = 0;
   for (const adm::PodSetSpec& ps : spec.pod_sets)
-    for (const auto& [resource, milli] : ps.per_pod) gpus += ps.count * (milli / 1000.0) * GpuWeight(resource, options_.weights);
+    for (const auto& [resource, milli] : ps.per_pod)
+      gpus += ps.count * (milli / 1000.0) * GpuWeight(resource, options_.weights);
   return gpus;
 }
 
@@ -460,7 +462,8 @@ size_t ReplaySpecs::IndexOf(const adm::WorkloadSpec* spec) const {
 
 void ReplaySpecs::ClearMarks() {
   for (const std::string& key : marked_) {
-    if (adm::WorkloadSpec* spec = sim_.Entry(key)) spec->inadmissible_reason.clear(), spec->inadmissible_message.clear();
+    if (adm::WorkloadSpec* spec = sim_.Entry(key))
+      spec->inadmissible_reason.clear(), spec->inadmissible_message.clear();
   }
   marked_.clear();
 }
@@ -526,15 +529,18 @@ Replay Simulator::Run() {
       const Event e = events_.top();
       events_.pop();
       if (Stale(e)) continue;
-      if (e.kind == Event::kFinish) Finish(e.job, t);
-      else Saved(e.job, t);
+      if (e.kind == Event::kFinish)
+        Finish(e.job, t);
+      else
+        Saved(e.job, t);
     }
     Pass(t);
   }
   out_.end = now_;
   if (out_.series.empty() || out_.series.begin()->second.in_use.empty()) Sample(now_, now_ + 1);
   CheckConservation();
-  if (violations_ > kMaxViolations) out_.violations.push_back("... and " + std::to_string(violations_ - kMaxViolations) + " more");
+  if (violations_ > kMaxViolations)
+    out_.violations.push_back("... and " + std::to_string(violations_ - kMaxViolations) + " more");
   for (const std::string& team : teams_) out_.teams.push_back(team);
   for (const Job& job : jobs_) {
     out_.jobs.push_back(job.out);

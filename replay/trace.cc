@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <filesystem>
-#include <functional>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <sstream>
 
@@ -61,13 +61,13 @@ bool ParseDateTime(const std::string& text, int64_t& out) {
 std::shared_ptr<const api::Workload> MakeWorkload(const std::string& ns, const std::string& name, int64_t pods,
                                                   const std::string& resource, int64_t per_pod) {
   Json container = {{"name", "main"}, {"resources", {{"requests", {{resource, std::to_string(per_pod)}}}}}};
-  Json doc = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
-              {"kind", "Workload"},
-              {"metadata", {{"name", name}, {"namespace", ns}}},
-              {"spec",
-               {{"queueName", "gpu"},
-                {"podSets",
-                 {{{"name", "main"}, {"count", pods}, {"template", {{"spec", {{"containers", {container}}}}}}}}}}}};
+  Json doc = {
+      {"apiVersion", "kueue.x-k8s.io/v1beta2"},
+      {"kind", "Workload"},
+      {"metadata", {{"name", name}, {"namespace", ns}}},
+      {"spec",
+       {{"queueName", "gpu"},
+        {"podSets", {{{"name", "main"}, {"count", pods}, {"template", {{"spec", {{"containers", {container}}}}}}}}}}}};
   Result<api::Workload> w = api::DecodeObject<api::Workload>(doc);
   if (!w.ok()) return nullptr;
   return std::make_shared<const api::Workload>(std::move(*w));
@@ -141,7 +141,8 @@ std::string DnsLabel(const std::string& text) {
 }
 
 std::string PhillyRow(const std::vector<std::string>& f, size_t line, Trace& trace, TraceJob& job) {
-  if (f.size() != 5) return "expected 5 fields (timestamp,duration,num_gpus,gpu_time,cluster), found " + std::to_string(f.size());
+  if (f.size() != 5)
+    return "expected 5 fields (timestamp,duration,num_gpus,gpu_time,cluster), found " + std::to_string(f.size());
   int64_t gpus = 0;
   if (!ParseDateTime(f[0], job.submit)) return "timestamp: \"" + f[0] + "\" is not a time such as 2017-10-09 07:01:55";
   if (!ParseSeconds(f[1], job.runtime)) return "duration: \"" + f[1] + "\" is not a number of seconds";

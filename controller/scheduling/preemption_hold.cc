@@ -90,8 +90,7 @@ HeldPreemptions PreemptionHold::Hold(admission::Decisions& d, const SpecsByKey& 
     const std::string& key = d.texts.emplace_back(preemptor);
     const std::string& message =
         d.texts.emplace_back("Pending the preemption of " + std::to_string(victims_of[preemptor]) + " workload(s)");
-    d.pending.push_back(
-        {key, kPendingPreemptionReason, message, specs.IndexOf(spec), -1});
+    d.pending.push_back({key, kPendingPreemptionReason, message, specs.IndexOf(spec), -1});
   }
   held.waiting = 1;
   held.preemptor = preemptor;

@@ -187,8 +187,8 @@ TEST(Simulator, RandomTracesStaySound) {
   for (int round = 0; round < 20; ++round) {
     std::vector<std::tuple<int, int, int, std::string>> rows;
     for (int i = 0; i < 60; ++i) {
-      rows.emplace_back(static_cast<int>(rng() % 600), 1 + static_cast<int>(rng() % 200), 1 + static_cast<int>(rng() % 4),
-                        rng() % 2 ? "team-a" : "team-b");
+      rows.emplace_back(static_cast<int>(rng() % 600), 1 + static_cast<int>(rng() % 200),
+                        1 + static_cast<int>(rng() % 4), rng() % 2 ? "team-a" : "team-b");
     }
     SimulatorOptions o;
     o.checkpoint_all = round % 2 == 1;

@@ -139,8 +139,7 @@ spec:
   EXPECT_EQ(t->jobs[1].submit, 100);
   EXPECT_EQ(t->jobs[1].runtime, 5400);
   ASSERT_EQ(t->problems.size(), 1u);
-  EXPECT_EQ(t->problems[0],
-            "w.yaml: document 3: needs the annotations rota.dev/submit-at and rota.dev/runtime");
+  EXPECT_EQ(t->problems[0], "w.yaml: document 3: needs the annotations rota.dev/submit-at and rota.dev/runtime");
 }
 
 }  // namespace

@@ -17,11 +17,11 @@ struct JobOutcome {
   std::string team;           // its LocalQueue's namespace (Philly: the virtual cluster)
   std::string cluster_queue;  // the ClusterQueue its LocalQueue points at
   int64_t submit = 0;
-  int64_t first_start = -1;  // first admission; -1: never admitted by the end of the replay
-  int64_t finish = -1;       // -1: had not finished by the end of the replay
-  int64_t runtime = 0;       // seconds of work the trace says it needs
-  double gpus = 0;           // GPU-equivalents it holds while admitted (weights applied)
-  int32_t preemptions = 0;   // times it was evicted
+  int64_t first_start = -1;     // first admission; -1: never admitted by the end of the replay
+  int64_t finish = -1;          // -1: had not finished by the end of the replay
+  int64_t runtime = 0;          // seconds of work the trace says it needs
+  double gpus = 0;              // GPU-equivalents it holds while admitted (weights applied)
+  int32_t preemptions = 0;      // times it was evicted
   double lost_gpu_seconds = 0;  // work thrown away by its evictions (since its last save)
   // Seconds it waited while its team asked for no more than its guarantee (its ClusterQueue's
   // nominal quota, this job included): waiting that the guarantee promises should not happen.
@@ -41,18 +41,18 @@ struct Replay {
   // ClusterQueue's nominal quota over GPU resources, weighted).
   std::vector<std::string> teams;
   std::map<std::string, double> guarantee;
-  double capacity = 0;    // GPU-equivalents the whole cluster can hold at once
-  int64_t start = 0;      // first submission
-  int64_t end = 0;        // the last finish (or when the replay stopped)
+  double capacity = 0;  // GPU-equivalents the whole cluster can hold at once
+  int64_t start = 0;    // first submission
+  int64_t end = 0;      // the last finish (or when the replay stopped)
   int64_t interval = 3600;
   std::map<std::string, TeamSeries> series;  // per team; every series has the same length
-  std::string epoch;      // RFC 3339 time of second 0 when the trace has one, else ""
+  std::string epoch;                         // RFC 3339 time of second 0 when the trace has one, else ""
   // Conservation and quota checks that failed (empty when the run is sound); a report shows them
   // and `rota replay` exits 1.
   std::vector<std::string> violations;
-  int64_t passes = 0;           // engine passes made
-  double wall_seconds = 0;      // how long the replay took
-  int64_t peak_rss_kib = 0;     // the process's peak resident memory after the replay
+  int64_t passes = 0;        // engine passes made
+  double wall_seconds = 0;   // how long the replay took
+  int64_t peak_rss_kib = 0;  // the process's peak resident memory after the replay
 };
 
 }  // namespace rota::replay

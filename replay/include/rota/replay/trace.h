@@ -36,9 +36,9 @@ struct Trace {
   std::vector<TraceJob> jobs;  // in order of submission (then of the file)
   // Rows that could not be read ("line N: why"), and rows left out on purpose (counted).
   std::vector<std::string> problems;
-  size_t skipped = 0;          // rows that are not jobs to replay (no GPU, never scheduled)
-  std::string skipped_why;     // what the skipped rows were
-  std::string epoch;           // RFC 3339 time of second 0, when the trace's times are absolute
+  size_t skipped = 0;       // rows that are not jobs to replay (no GPU, never scheduled)
+  std::string skipped_why;  // what the skipped rows were
+  std::string epoch;        // RFC 3339 time of second 0, when the trace's times are absolute
 };
 
 struct ReadOptions {
