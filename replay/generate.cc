@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -84,6 +85,8 @@ void Queue(std::ostream& out, const std::string& name, const std::string& cohort
       << "\"\nspec:\n  clusterQueue: \"" << name << "\"\n";
 }
 
+std::string FileName(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
 void Flavor(std::ostream& out, const std::string& name) {
   out << "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: " << name << "\n";
 }
@@ -96,7 +99,7 @@ Result<std::string> GeneratePhillyCluster(const Trace& trace, std::istream& node
   std::set<std::string> teams;
   for (const TraceJob& j : trace.jobs) teams.insert(j.workload->metadata.namespace_);
   std::ostringstream out;
-  Header(out, "a Philly trace and " + nodes_file + " (8 GPUs a node)");
+  Header(out, "a Philly trace and " + FileName(nodes_file) + " (8 GPUs a node)");
   Flavor(out, "gpu");
   out << "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: philly\n";
   for (const std::string& team : teams) {
@@ -121,7 +124,7 @@ Result<std::string> GeneratePaiCluster(const Trace& trace, std::istream& nodes, 
       if (auto it = by_resource.find(resource); it != by_resource.end())
         asked[resource] += it->second / units, all += it->second / units;
   std::ostringstream out;
-  Header(out, "a PAI pod list and " + nodes_file);
+  Header(out, "a PAI pod list and " + FileName(nodes_file));
   for (const auto& [flavor, resource, units] : flavors) Flavor(out, flavor);
   out << "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: pai\n";
   for (const auto& [team, by_resource] : demand) {

@@ -31,10 +31,11 @@ json Distribution(std::vector<double> values) {
           {"max", values.empty() ? json(nullptr) : json(values.back())}};
 }
 
-double Mean(const std::vector<double>& v) {
+// The mean of a series over the replay's span (its last interval may run past the end).
+double Mean(const Replay& r, const std::vector<double>& v) {
   double sum = 0;
   for (double x : v) sum += x;
-  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+  return sum * static_cast<double>(r.interval) / static_cast<double>(std::max<int64_t>(1, r.end - r.start));
 }
 
 // The stats of the jobs `in` selects, and `in_use` the mean GPUs they held.
@@ -103,7 +104,7 @@ json Summarize(const Replay& r) {
   int shares = 0;
   for (const std::string& team : r.teams) {
     auto s = r.series.find(team);
-    const double in_use = s == r.series.end() ? 0 : Mean(s->second.in_use);
+    const double in_use = s == r.series.end() ? 0 : Mean(r, s->second.in_use);
     overall_in_use += in_use;
     json t = Stats(
         r, [&](const JobOutcome& j) { return j.team == team; }, in_use);

@@ -28,7 +28,7 @@ struct JobOutcome {
   int64_t waited_within_guarantee = 0;
 };
 
-// A team's GPUs over time, sampled at the end of each interval (Replay::interval seconds).
+// A team's GPUs over time: the mean over each interval of Replay::interval seconds.
 struct TeamSeries {
   std::vector<double> in_use;   // GPU-equivalents admitted
   std::vector<double> waiting;  // GPU-equivalents asked for by pending jobs
