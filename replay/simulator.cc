@@ -120,6 +120,7 @@ class Simulator {
   double Gpus(const adm::WorkloadSpec& spec) const;
   void Sample(int64_t from, int64_t to);
   bool Stale(const Event& e) const;
+  std::vector<uint32_t>::iterator PlaceOf(uint32_t slot);
 
   friend class ReplaySpecs;
   adm::WorkloadSpec* Entry(const std::string& key);
@@ -249,16 +250,32 @@ Status Simulator::SetUpJobs(const adm::Snapshot& built) {
   return Status::Ok();
 }
 
+// The snapshot's scheduling order is kept from pass to pass (admission::Snapshot::order), as the
+// controller's SnapshotBuilder keeps it: sorting thousands of waiting jobs again for every pass
+// was most of a replay's time. Entries never change their priority, creation time or key.
+std::vector<uint32_t>::iterator Simulator::PlaceOf(uint32_t slot) {
+  auto& order = snapshot_.order;
+  const adm::WorkloadSpec& spec = snapshot_.workloads[slot];
+  return std::lower_bound(order.begin(), order.end(), slot,
+                          [&](uint32_t a, uint32_t) { return adm::InSchedulingOrder(snapshot_.workloads[a], spec); });
+}
+
 void Simulator::AddSlot(size_t j) {
   Job& job = jobs_[j];
-  job.slot = static_cast<int64_t>(snapshot_.workloads.size());
+  const auto slot = static_cast<uint32_t>(snapshot_.workloads.size());
+  job.slot = slot;
   snapshot_.workloads.push_back(job.spec);
   slot_job_.push_back(j);
+  if (options_.keep_order) snapshot_.order.insert(PlaceOf(slot), slot);
 }
 
 void Simulator::RemoveSlot(size_t j) {
   Job& job = jobs_[j];
   const size_t slot = static_cast<size_t>(job.slot), last = snapshot_.workloads.size() - 1;
+  if (options_.keep_order) {
+    snapshot_.order.erase(PlaceOf(static_cast<uint32_t>(slot)));
+    if (slot != last) *PlaceOf(static_cast<uint32_t>(last)) = static_cast<uint32_t>(slot);
+  }
   if (slot != last) {
     snapshot_.workloads[slot] = std::move(snapshot_.workloads[last]);
     slot_job_[slot] = slot_job_[last];

@@ -194,12 +194,22 @@ TEST(Simulator, RandomTracesStaySound) {
     o.checkpoint_all = round % 2 == 1;
     o.checkpoint_every = round % 3 == 0 ? 0 : 30;
     o.checkpoint_write = 5;
-    Result<Replay> r = Simulate(Cluster(), Jobs(rows), o);
+    const Trace trace = Jobs(rows);
+    Result<Replay> r = Simulate(Cluster(), trace, o);
     ASSERT_TRUE(r.ok());
     EXPECT_TRUE(r->violations.empty()) << "round " << round << ": " << r->violations.front();
     for (const JobOutcome& j : r->jobs) {
       EXPECT_GE(j.first_start, j.submit) << j.name;
       EXPECT_GE(j.finish - j.first_start, j.runtime) << j.name;
+    }
+    // The order kept between passes decides as the engine's own sort does.
+    o.keep_order = false;
+    Result<Replay> sorted = Simulate(Cluster(), trace, o);
+    ASSERT_TRUE(sorted.ok());
+    ASSERT_EQ(sorted->jobs.size(), r->jobs.size());
+    for (size_t i = 0; i < r->jobs.size(); ++i) {
+      EXPECT_EQ(sorted->jobs[i].first_start, r->jobs[i].first_start) << "round " << round << ": " << r->jobs[i].name;
+      EXPECT_EQ(sorted->jobs[i].finish, r->jobs[i].finish) << "round " << round << ": " << r->jobs[i].name;
     }
   }
 }

@@ -37,6 +37,9 @@ struct SimulatorOptions {
   int64_t checkpoint_write = 60;
   // GPU-equivalents of a unit of each resource (resources not named and not a known GPU: 0).
   std::map<std::string, double> weights;
+  // Keep the snapshot's scheduling order between passes rather than have the engine sort the
+  // waiting jobs on every pass (the decisions are the same; false only to show that they are).
+  bool keep_order = true;
   // Called now and then with the share of the trace's jobs submitted so far.
   std::function<void(double)> progress;
 };
