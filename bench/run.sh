@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make bench`: every benchmark, figures printed (never asserted).
-#  1. the engine and parser micro-benchmarks (no cluster);
+#  1. `rota replay` on the shipped traces, the engine and parser micro-benchmarks (no cluster);
 #  2. against a local control plane of its own (state in .cluster-bench, stopped afterwards): the
 #     client benchmark, then a burst of Job creations through rota's mutating webhook;
 #  3. Kueue's own scheduler benchmark (bench/kueue-bench.sh), baseline and large-scale, under
@@ -9,6 +9,9 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${1:-$REPO/build}
+
+echo "== bench/replay.sh (rota replay on the shipped traces)"
+"$REPO/bench/replay.sh" "$BUILD" || echo "(skipped: no traces)"
 
 for b in "$BUILD"/bin/rota_bench_quantity "$BUILD"/bin/rota_bench_engine "$BUILD"/bin/rota_bench_engine_passes \
          "$BUILD"/bin/rota_bench_parse "$BUILD"/bin/rota_bench_cache_memory; do
