@@ -60,6 +60,9 @@ std::string Duration(const json& seconds) {
   return Fixed(s / 86400) + " d";
 }
 
+// Hours with two decimals below 10, one above.
+std::string Hours(double h) { return Fixed(h, h < 10 ? 2 : 1); }
+
 std::string Percent(const json& share) { return share.is_number() ? Fixed(share.get<double>() * 100) + "%" : "-"; }
 
 void Head(const std::vector<const Replay*>& replays, std::ostream& out) {
@@ -67,7 +70,8 @@ void Head(const std::vector<const Replay*>& replays, std::ostream& out) {
   for (size_t i = 0; i < replays.size(); ++i) title += (i ? " vs " : " ") + replays[i]->label;
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" << Escape(title)
       << "</title>\n<style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;"
-         "margin:8px 0 20px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th:first-child,td:first-"
+         "margin:8px 0 20px}td,th{border:1px solid #ccc;padding:3px "
+         "8px;text-align:right;white-space:nowrap}th:first-child,td:first-"
          "child{text-align:left}tr.overall{font-weight:bold}.violations{border:2px solid #c00;background:#fee;"
          "padding:8px 16px;margin:12px 0}svg{display:block;margin:6px 0 18px}svg text{font-size:11px}</style>\n"
          "</head><body>\n<h1>"
@@ -144,15 +148,21 @@ void Utilization(const Replay& r, size_t n, std::ostream& out) {
   }
   const size_t m = layers.empty() ? 0 : layers[0].size();
   const double top = std::max(1.0, r.capacity) * 1.05, w = kWidth - kLeft - kRight, h = kHeight - kTop - kBottom;
-  auto x = [&](size_t i) { return kLeft + (m > 1 ? w * static_cast<double>(i) / static_cast<double>(m - 1) : 0); };
+  // Each point is the mean over its interval: a step from the interval's start to its end.
+  auto x = [&](size_t i) { return kLeft + (m > 0 ? w * static_cast<double>(i) / static_cast<double>(m) : 0); };
   auto y = [&](double v) { return kTop + h - h * std::min(v, top) / top; };
   out << "<h3>GPUs in use by team</h3>\n<svg id=\"utilization-" << n << "\" xmlns=\"http://www.w3.org/2000/svg\" "
       << "width=\"" << kWidth << "\" height=\"" << kHeight << "\" role=\"img\">";
   std::vector<double> base(m, 0);
   for (size_t t = 0; t < layers.size(); ++t) {
     std::ostringstream pts;
-    for (size_t i = 0; i < m; ++i) pts << Fixed(x(i)) << "," << Fixed(y(base[i] + layers[t][i])) << " ";
-    for (size_t i = m; i-- > 0;) pts << Fixed(x(i)) << "," << Fixed(y(base[i])) << " ";
+    for (size_t i = 0; i < m; ++i) {
+      const std::string top_y = Fixed(y(base[i] + layers[t][i]));
+      pts << Fixed(x(i)) << "," << top_y << " " << Fixed(x(i + 1)) << "," << top_y << " ";
+    }
+    for (size_t i = m; i-- > 0;) {
+      pts << Fixed(x(i + 1)) << "," << Fixed(y(base[i])) << " " << Fixed(x(i)) << "," << Fixed(y(base[i])) << " ";
+    }
     for (size_t i = 0; i < m; ++i) base[i] += layers[t][i];
     out << "<polygon class=\"team-area\" fill=\"" << Color(t) << "\" fill-opacity=\"0.75\" points=\"" << pts.str()
         << "\"/>";
@@ -163,8 +173,8 @@ void Utilization(const Replay& r, size_t n, std::ostream& out) {
   out << "<line x1=\"" << kLeft << "\" x2=\"" << kLeft << "\" y1=\"" << kTop << "\" y2=\"" << kTop + h
       << "\" stroke=\"#444\"/><line x1=\"" << kLeft << "\" x2=\"" << kLeft + w << "\" y1=\"" << kTop + h << "\" y2=\""
       << kTop + h << "\" stroke=\"#444\"/><text x=\"" << kLeft << "\" y=\"" << kHeight - 10 << "\">0</text><text x=\""
-      << kLeft + w - 90 << "\" y=\"" << kHeight - 10 << "\">" << Fixed(static_cast<double>(r.end - r.start) / 86400)
-      << " days</text><text x=\"4\" y=\"" << kTop + 10 << "\">" << Fixed(top, 0) << "</text>";
+      << kLeft + w - 60 << "\" y=\"" << kHeight - 10 << "\">" << Duration(static_cast<double>(r.end - r.start))
+      << "</text><text x=\"4\" y=\"" << kTop + 10 << "\">" << Fixed(top, 0) << "</text>";
   Legend(r.teams, out);
   out << "</svg>\n";
 }
