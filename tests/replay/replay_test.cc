@@ -1,0 +1,92 @@
+#include "rota/replay/replay.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "nlohmann/json.hpp"
+
+namespace rota::replay {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kScenario = fs::path(ROTA_SOURCE_DIR) / "examples" / "replay" / "scenario";
+
+ReplayOptions Scenario(const std::string& out) {
+  ReplayOptions o;
+  o.format = TraceFormat::kWorkloads;
+  o.cluster_dir = (kScenario / "cluster").string();
+  o.trace_file = (kScenario / "workloads.yaml").string();
+  o.out_dir = (fs::temp_directory_path() / out).string();
+  fs::remove_all(o.out_dir);
+  return o;
+}
+
+TEST(RotaReplay, WritesTheReportAndSaysWhatHappened) {
+  ReplayOptions o = Scenario("rota-replay-test-out");
+  o.compare_dir = (kScenario / "isolated").string();
+  std::ostringstream out, err;
+  ASSERT_EQ(RunReplay(o, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("cluster: 28 jobs replayed"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("isolated: 28 jobs replayed"), std::string::npos) << out.str();
+  for (const char* f : {"summary.json", "series.csv", "jobs.csv", "report.html", "compare/summary.json"}) {
+    EXPECT_TRUE(fs::exists(fs::path(o.out_dir) / f)) << f;
+  }
+  std::ifstream summary(fs::path(o.out_dir) / "summary.json");
+  const nlohmann::json s = nlohmann::json::parse(summary);
+  EXPECT_EQ(s["trace"]["finished"], 28);
+  EXPECT_EQ(s["label"], "cluster");
+  EXPECT_TRUE(s["violations"].empty());
+}
+
+TEST(RotaReplay, BadInputIsExitCode2WithTheFileNamed) {
+  std::ostringstream out, err;
+  ReplayOptions o = Scenario("rota-replay-test-bad");
+  o.cluster_dir = "/nonexistent/cluster";
+  EXPECT_EQ(RunReplay(o, out, err), 2);
+  EXPECT_EQ(err.str(), "rota replay: --cluster: /nonexistent/cluster is not a directory\n");
+
+  const fs::path dir = fs::temp_directory_path() / "rota-replay-test-trace";
+  fs::create_directories(dir);
+  std::ofstream(dir / "bad.csv") << "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,x,1,1,a\n";
+  ReplayOptions p = Scenario("rota-replay-test-bad");
+  p.format = TraceFormat::kPhilly;
+  p.trace_file = (dir / "bad.csv").string();
+  p.read.strict = true;
+  std::ostringstream err2;
+  EXPECT_EQ(RunReplay(p, out, err2), 2);
+  EXPECT_NE(err2.str().find("bad.csv: line 2: duration: \"x\" is not a number of seconds"), std::string::npos)
+      << err2.str();
+  EXPECT_FALSE(fs::exists(fs::path(p.out_dir) / "report.html"));
+}
+
+TEST(RotaReplay, GenerateClusterNeverWritesOverAnEditedFile) {
+  const fs::path dir = fs::temp_directory_path() / "rota-replay-test-generate";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "trace");
+  std::ofstream(dir / "trace" / "philly.csv") << "timestamp,duration,num_gpus,gpu_time,cluster\n"
+                                                 "2017-10-09 07:01:55,60,8,480,vc1\n"
+                                                 "2017-10-09 07:02:55,60,1,60,vc2\n";
+  std::ofstream(dir / "trace" / "philly_vc_nodes_from_HeliosArtifact.csv") << "vc,node num\nvc1,2\n";
+  ReplayOptions o;
+  o.cluster_dir = (dir / "cluster").string();
+  o.trace_file = (dir / "trace" / "philly.csv").string();
+  o.out_dir = (dir / "out").string();
+  o.generate_cluster = true;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunReplay(o, out, err), 0) << err.str();
+  std::ifstream generated(dir / "cluster" / "cluster.yaml");
+  std::stringstream text;
+  text << generated.rdbuf();
+  EXPECT_NE(text.str().find("nominalQuota: 16"), std::string::npos) << text.str();  // vc1: 2 nodes of 8
+  EXPECT_NE(text.str().find("name: \"vc2\""), std::string::npos);
+  std::ostringstream err2;
+  EXPECT_EQ(RunReplay(o, out, err2), 2);
+  EXPECT_NE(err2.str().find("cluster.yaml: exists; remove it or leave out --generate-cluster"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rota::replay
