@@ -33,8 +33,8 @@ P=(--trace "$TRACES/philly/philly.csv")
 A=(--format pai --trace "$TRACES/pai-v2023/openb_pod_list_default.csv")
 run philly "${P[@]}" --cluster "$REPO/examples/replay/philly"
 run philly-tight "${P[@]}" --cluster "$REPO/examples/replay/philly-tight"
-run philly-tight-kueue-victims "${P[@]}" --cluster "$REPO/examples/replay/philly-tight" --victims kueue
-run philly-tight-checkpoint-every-30m "${P[@]}" --cluster "$REPO/examples/replay/philly-tight" --checkpoint-every 30m
+run philly-tight-kueue-victims "${P[@]}" --cluster "$REPO/examples/replay/philly-tight-kueue-victims"
+run philly-tight-checkpoints "${P[@]}" --cluster "$REPO/examples/replay/philly-tight-checkpoints"
 run philly-tight-isolated "${P[@]}" --cluster "$REPO/examples/replay/philly-tight-isolated"
 run pai "${A[@]}" --cluster "$REPO/examples/replay/pai"
 run pai-tight "${A[@]}" --cluster "$REPO/examples/replay/pai-tight"

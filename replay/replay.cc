@@ -7,6 +7,7 @@
 
 #include "rota/replay/generate.h"
 #include "rota/replay/report.h"
+#include "rota/replay/settings.h"
 #include "simulate.h"
 
 namespace rota::replay {
@@ -60,7 +61,9 @@ Result<api::ClusterState> LoadCluster(const std::string& dir, bool fair_sharing,
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string ext = entry.path().extension().string();
-    if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml")) files.push_back(entry.path().string());
+    if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml") && entry.path().filename() != kSettingsFile) {
+      files.push_back(entry.path().string());
+    }
   }
   std::sort(files.begin(), files.end());
   if (files.empty()) return InvalidArgument("--cluster: " + dir + " holds no .yaml file");
@@ -86,9 +89,11 @@ void ProgressBar(std::ostream& err, const std::string& label, double done) {
 }
 
 Result<Replay> ReplayOn(const std::string& dir, const Trace& trace, const ReplayOptions& o, std::ostream& err) {
-  Result<api::ClusterState> cluster = LoadCluster(dir, o.fair_sharing, err);
+  Result<DirectorySettings> settings = ReadSettings(dir, {"", o.simulator, o.fair_sharing});
+  if (!settings.ok()) return settings.status();
+  Result<api::ClusterState> cluster = LoadCluster(settings->queues_dir, settings->fair_sharing, err);
   if (!cluster.ok()) return cluster.status();
-  SimulatorOptions sim = o.simulator;
+  SimulatorOptions sim = settings->simulator;
   const std::string label = Label(dir);
   if (o.progress) sim.progress = [&](double done) { ProgressBar(err, label, done); };
   Result<Replay> r = Simulate(*cluster, trace, sim);

@@ -1,4 +1,5 @@
 #include "rota/replay/replay.h"
+#include "rota/replay/settings.h"
 
 #include <gtest/gtest.h>
 
@@ -86,6 +87,45 @@ TEST(RotaReplay, GenerateClusterNeverWritesOverAnEditedFile) {
   std::ostringstream err2;
   EXPECT_EQ(RunReplay(o, out, err2), 2);
   EXPECT_NE(err2.str().find("cluster.yaml: exists; remove it or leave out --generate-cluster"), std::string::npos);
+}
+
+TEST(RotaReplay, ADirectoryCanNameItsQueuesElsewhereAndItsOwnPolicy) {
+  const fs::path dir = fs::temp_directory_path() / "rota-replay-test-settings";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "replay.yaml") << "queues: " << (kScenario / "cluster").string()
+                                     << "\nvictims: kueue\ncheckpointAll: true\ncheckpointWrite: 5s\n";
+  DirectorySettings defaults;
+  Result<DirectorySettings> s = ReadSettings(dir.string(), defaults);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->queues_dir, (kScenario / "cluster").string());
+  EXPECT_FALSE(s->simulator.lost_work_order);
+  EXPECT_TRUE(s->simulator.checkpoint_all);
+  EXPECT_EQ(s->simulator.checkpoint_write, 5);
+
+  ReplayOptions o = Scenario("rota-replay-test-settings-out");
+  o.compare_dir = dir.string();
+  std::ostringstream out, err;
+  ASSERT_EQ(RunReplay(o, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("rota-replay-test-settings: 28 jobs replayed"), std::string::npos) << out.str();
+  // The handshake loses no work; the first run, without it, does.
+  auto lost = [&](const fs::path& summary) {
+    std::ifstream in(summary);
+    return nlohmann::json::parse(in)["overall"]["lostGpuHours"].get<double>();
+  };
+  EXPECT_GT(lost(fs::path(o.out_dir) / "summary.json"), 0);
+  EXPECT_EQ(lost(fs::path(o.out_dir) / "compare" / "summary.json"), 0);
+
+  std::ofstream(dir / "replay.yaml") << "victim: kueue\n";
+  Result<DirectorySettings> bad = ReadSettings(dir.string(), defaults);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), (dir / "replay.yaml").string() +
+                                        ": victim: unknown (queues, victims, checkpointEvery, checkpointAll, "
+                                        "checkpointWrite, fairSharing)");
+  std::ofstream(dir / "replay.yaml") << "checkpointEvery: soon\n";
+  bad = ReadSettings(dir.string(), defaults);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("replay.yaml: checkpointEvery: "), std::string::npos);
 }
 
 }  // namespace
