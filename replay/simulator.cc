@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <queue>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -37,6 +38,7 @@ struct Job {
   bool handshake = false;     // takes part in the checkpoint handshake
   bool saving = false;        // asked to checkpoint; still running and holding its quota
   std::string preemptor;      // while saving: the workload it makes room for
+  uint64_t ask = 0;           // changes on every request to save and its withdrawal
   double guarantee_mark = 0;  // its queue's within-guarantee clock when it last began to wait
   JobOutcome out;
 };
@@ -46,7 +48,7 @@ struct Event {
   int64_t at = 0;
   Kind kind = kFinish;
   size_t job = 0;
-  uint64_t generation = 0;
+  uint64_t generation = 0;  // the job's generation (kFinish) or request (kSaved) it belongs to
   bool operator>(const Event& o) const { return at != o.at ? at > o.at : job > o.job; }
 };
 
@@ -120,6 +122,8 @@ class Simulator {
   double Gpus(const adm::WorkloadSpec& spec) const;
   void Sample(int64_t from, int64_t to);
   bool Stale(const Event& e) const;
+  void Withdraw(const controller::HeldPreemptions& held);
+  void StopSaving(size_t j);
   std::vector<uint32_t>::iterator PlaceOf(uint32_t slot);
 
   friend class ReplaySpecs;
@@ -147,6 +151,7 @@ class Simulator {
   double held_gpu_seconds_ = 0, lost_gpu_seconds_ = 0;
   size_t pending_ = 0;        // submitted jobs waiting for quota
   std::vector<int> touched_;  // queues whose usage changed since the last quota check
+  std::set<size_t> saving_;   // jobs asked to save, still running
   size_t violations_ = 0;
 };
 
@@ -366,6 +371,7 @@ void Simulator::Finish(size_t j, int64_t t) {
   job.out.finish = t;
   job.remaining = 0;
   job.admitted_at = -1;
+  if (job.saving) StopSaving(j);
   RemoveSlot(j);
 }
 
@@ -404,7 +410,7 @@ void Simulator::Evict(size_t j, int64_t t, bool saved_all) {
   live.last_checkpoint = 0;
   live.evicted = false;
   job.admitted_at = -1;
-  job.saving = false;
+  if (job.saving) StopSaving(j);
   ++job.generation;
   StartWaiting(job);
 }
@@ -437,6 +443,7 @@ void Simulator::Pass(int64_t t) {
     }
   }
   for (const adm::AdmitDecision& a : d.admitted) Admit(by_key_.at(a.workload), a, t);
+  Withdraw(held);
   workspace_.Recycle(std::move(d));
   CheckQuota(t);
 }
@@ -447,14 +454,39 @@ void Simulator::Ask(size_t j, const std::string& preemptor, int64_t t) {
   if (job.saving || job.admitted_at < 0) return;
   job.saving = true;
   job.preemptor = preemptor;
+  ++job.ask;
+  saving_.insert(j);
   snapshot_.workloads[job.slot].evicted = true;
-  events_.push({t + options_.checkpoint_write, Event::kSaved, j, job.generation});
+  events_.push({t + options_.checkpoint_write, Event::kSaved, j, job.ask});
+}
+
+// Withdraws requests to save that are no longer needed, as the controller's CheckpointRequests
+// does: the preemptor was admitted without the victim, or waits now for other victims.
+void Simulator::Withdraw(const controller::HeldPreemptions& held) {
+  std::vector<size_t> withdrawn;
+  for (size_t v : saving_) {
+    const Job& victim = jobs_[v];
+    const Job& preemptor = jobs_[by_key_.at(victim.preemptor)];
+    const bool admitted = preemptor.admitted_at >= 0 || preemptor.out.finish >= 0;
+    const std::string& key = snapshot_.workloads[victim.slot].key;
+    if (admitted || (held.preemptor == victim.preemptor && !held.chosen.count(key))) withdrawn.push_back(v);
+  }
+  for (size_t v : withdrawn) StopSaving(v);
+}
+
+void Simulator::StopSaving(size_t j) {
+  Job& job = jobs_[j];
+  job.saving = false;
+  ++job.ask;
+  saving_.erase(j);
+  if (job.slot >= 0) snapshot_.workloads[job.slot].evicted = false;
 }
 
 // The victim has saved: it is evicted losing nothing, and its quota goes to its preemptor first.
 void Simulator::Saved(size_t j, int64_t t) {
   Job& job = jobs_[j];
   const std::string preemptor = job.preemptor;
+  StopSaving(j);
   Evict(j, t, true);
   hold_.Promise(snapshot_.workloads[job.slot].key, preemptor);
 }
@@ -524,7 +556,8 @@ void Simulator::CheckConservation() {
 
 bool Simulator::Stale(const Event& e) const {
   const Job& job = jobs_[e.job];
-  return job.generation != e.generation || job.admitted_at < 0 || (e.kind == Event::kSaved && !job.saving);
+  if (job.admitted_at < 0) return true;
+  return e.kind == Event::kSaved ? !job.saving || job.ask != e.generation : job.generation != e.generation;
 }
 
 Replay Simulator::Run() {

@@ -152,6 +152,25 @@ TEST(Simulator, WithTheHandshakeVictimsSaveFirstAndThePreemptorWaitsForThem) {
   EXPECT_EQ(finishes, (std::multiset<int64_t>{100, 100, 100, 100, 150, 150, 150, 150}));
 }
 
+// A request to save is withdrawn, as the controller withdraws it, when the preemptor is admitted
+// without its victim: here a job of team A finishes while the victim is still saving.
+TEST(Simulator, ARequestNoLongerNeededIsWithdrawn) {
+  std::vector<std::tuple<int, int, int, std::string>> rows;
+  for (int i = 0; i < 7; ++i) rows.emplace_back(0, 100, 1, "team-a");
+  rows.emplace_back(0, 12, 1, "team-a");
+  rows.emplace_back(10, 5, 1, "team-b");
+  SimulatorOptions o;
+  o.checkpoint_all = true;
+  o.checkpoint_write = 5;
+  Result<Replay> r = Simulate(Cluster(), Jobs(rows), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->violations.empty());
+  EXPECT_EQ(Job(*r, "team-b", 0).first_start, 12);
+  int preempted = 0;
+  for (const JobOutcome& j : r->jobs) preempted += j.preemptions;
+  EXPECT_EQ(preempted, 0);
+}
+
 TEST(Simulator, KueuesVictimOrderIsAnOption) {
   SimulatorOptions o;
   o.lost_work_order = false;
