@@ -1,5 +1,6 @@
 #include "rota/replay/replay.h"
 #include "rota/replay/settings.h"
+#include "simulate.h"
 
 #include <gtest/gtest.h>
 
@@ -126,6 +127,28 @@ TEST(RotaReplay, ADirectoryCanNameItsQueuesElsewhereAndItsOwnPolicy) {
   bad = ReadSettings(dir.string(), defaults);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("replay.yaml: checkpointEvery: "), std::string::npos);
+}
+
+// Every configuration in examples/replay/ is queue YAML rota can use (or a replay.yaml naming one).
+TEST(RotaReplay, EveryExampleConfigurationLoads) {
+  size_t configurations = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(kScenario.parent_path())) {
+    if (!entry.is_directory()) continue;
+    const bool has_queues = fs::exists(entry.path() / "cluster.yaml"),
+               has_settings = fs::exists(entry.path() / kSettingsFile);
+    if (!has_queues && !has_settings) continue;
+    ++configurations;
+    Result<DirectorySettings> s = ReadSettings(entry.path().string(), {});
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    api::ClusterState state;
+    std::ostringstream err;
+    EXPECT_EQ(simulate::LoadFiles({(fs::path(s->queues_dir) / "cluster.yaml").string()}, state, err), "")
+        << entry.path();
+    EXPECT_FALSE(state.cluster_queues.empty()) << entry.path();
+    Result<admission::Snapshot> snapshot = api::BuildSnapshot(state);
+    EXPECT_TRUE(snapshot.ok()) << entry.path() << ": " << snapshot.status().message();
+  }
+  EXPECT_GE(configurations, 9u);
 }
 
 }  // namespace
