@@ -98,7 +98,14 @@ std::string CsvField(const std::string& s) {
 
 json Summarize(const Replay& r) {
   int64_t finished = 0, never = 0;
-  for (const JobOutcome& j : r.jobs) finished += j.finish >= 0, never += j.first_start < 0;
+  json why = json::object();  // reason -> jobs still waiting at the end for it
+  for (const JobOutcome& j : r.jobs) {
+    finished += j.finish >= 0, never += j.first_start < 0;
+    if (!j.waiting_reason.empty()) {
+      const std::string reason = j.waiting_reason.substr(0, j.waiting_reason.find(':'));
+      why[reason] = why.value(reason, 0) + 1;
+    }
+  }
   json teams = json::object();
   double overall_in_use = 0, sum = 0, sum_sq = 0;
   int shares = 0;
@@ -122,7 +129,8 @@ json Summarize(const Replay& r) {
             {"epoch", r.epoch},
             {"jobs", r.jobs.size()},
             {"finished", finished},
-            {"neverStarted", never}}},
+            {"neverStarted", never},
+            {"stillWaiting", why}}},
           {"capacityGpus", r.capacity},
           {"passes", r.passes},
           {"wallSeconds", r.wall_seconds},
@@ -150,11 +158,11 @@ void WriteSeriesCsv(const Replay& r, std::ostream& out) {
 
 void WriteJobsCsv(const Replay& r, std::ostream& out) {
   out << "name,team,cluster_queue,submit,first_start,finish,runtime,gpus,preemptions,lost_gpu_seconds,"
-         "waited_within_guarantee\n";
+         "waited_within_guarantee,waiting_reason\n";
   for (const JobOutcome& j : r.jobs) {
     out << CsvField(j.name) << "," << CsvField(j.team) << "," << CsvField(j.cluster_queue) << "," << j.submit << ","
         << j.first_start << "," << j.finish << "," << j.runtime << "," << j.gpus << "," << j.preemptions << ","
-        << j.lost_gpu_seconds << "," << j.waited_within_guarantee << "\n";
+        << j.lost_gpu_seconds << "," << j.waited_within_guarantee << "," << CsvField(j.waiting_reason) << "\n";
   }
 }
 

@@ -116,6 +116,7 @@ class Simulator {
   void Use(Job& job, int sign);
   void CheckQuota(int64_t t);
   void CheckConservation();
+  void ExplainWaiting();
   void Violation(std::string what);
   void AddSlot(size_t j);
   void RemoveSlot(size_t j);
@@ -554,6 +555,18 @@ void Simulator::CheckConservation() {
   }
 }
 
+// The jobs still waiting at the end (nothing else will happen to them) get the engine's reason.
+void Simulator::ExplainWaiting() {
+  if (pending_ == 0) return;
+  snapshot_.now = 0;
+  adm::Decisions d = adm::Schedule(snapshot_, workspace_);
+  for (const adm::PendingDecision& p : d.pending) {
+    auto it = by_key_.find(std::string(p.workload));
+    if (it != by_key_.end())
+      jobs_[it->second].out.waiting_reason = std::string(p.reason) + ": " + std::string(p.message);
+  }
+}
+
 bool Simulator::Stale(const Event& e) const {
   const Job& job = jobs_[e.job];
   if (job.admitted_at < 0) return true;
@@ -589,6 +602,7 @@ Replay Simulator::Run() {
   out_.end = now_;
   if (out_.series.empty() || out_.series.begin()->second.in_use.empty()) Sample(now_, now_ + 1);
   CheckConservation();
+  ExplainWaiting();
   if (violations_ > kMaxViolations)
     out_.violations.push_back("... and " + std::to_string(violations_ - kMaxViolations) + " more");
   for (const std::string& team : teams_) out_.teams.push_back(team);

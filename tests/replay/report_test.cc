@@ -28,6 +28,7 @@ Replay Sample() {
       {"a3", "a", "cq-a", 0, 30, 330, 100, 1, 0, 0, 0},        {"a4", "a", "cq-a", 0, 40, 440, 400, 1, 0, 0, 0},
       {"b1", "b", "cq-b", 100, 100, 200, 100, 4, 0, 0, 0},     {"b,\"2", "b", "cq-b", 100, -1, -1, 50, 1, 0, 0, 0},
       {"x1", "<b>&x", "cq-x", 0, 3600, 7200, 3600, 3, 0, 0, 0}};
+  r.jobs[5].waiting_reason = "ExceedsMaxQuota: 50 > 8, too big";
   return r;
 }
 
@@ -39,6 +40,7 @@ TEST(ReplaySummary, DelaysArePercentilesOfTheJobsThatStarted) {
   EXPECT_EQ(a["p95"], 40.0);
   EXPECT_EQ(a["max"], 40.0);
   EXPECT_EQ(s["trace"]["neverStarted"], 1);
+  EXPECT_EQ(s["trace"]["stillWaiting"], (nlohmann::json{{"ExceedsMaxQuota", 1}}));
   EXPECT_EQ(s["trace"]["finished"], 6);
   EXPECT_EQ(s["teams"]["b"]["queueingDelaySeconds"]["mean"], 0.0);  // b,"2 never started: not counted
   EXPECT_EQ(s["teams"]["a"]["preemptions"], 1);
@@ -72,7 +74,9 @@ TEST(ReplayCsv, SeriesRowsHaveTimesAndJobsAreQuoted) {
   EXPECT_EQ(rows[0], "interval_start,team,gpus_in_use,gpus_waiting");
   EXPECT_EQ(rows[1], "2017-10-01T00:00:00Z,a,4,0");
   EXPECT_EQ(rows[4], "2017-10-01T01:00:00Z,a,2,1");
-  EXPECT_NE(jobs.str().find("\n\"b,\"\"2\",b,cq-b,100,-1,-1,50,1,0,0,0\n"), std::string::npos) << jobs.str();
+  EXPECT_NE(jobs.str().find("\n\"b,\"\"2\",b,cq-b,100,-1,-1,50,1,0,0,0,\"ExceedsMaxQuota: 50 > 8, too big\"\n"),
+            std::string::npos)
+      << jobs.str();
 }
 
 TEST(ReplayHtml, OnePageWithEscapedNamesChartsAndNoScripts) {

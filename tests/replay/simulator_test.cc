@@ -185,6 +185,11 @@ TEST(Simulator, AJobBiggerThanTheClusterNeverStartsAndTheRestRun) {
   EXPECT_TRUE(r->violations.empty());
   EXPECT_EQ(Job(*r, "team-a", 0).first_start, -1);
   EXPECT_EQ(Job(*r, "team-a", 0).finish, -1);
+  // Why, in the engine's words.
+  EXPECT_EQ(Job(*r, "team-a", 0).waiting_reason,
+            "ExceedsMaxQuota: couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in "
+            "flavor gpu, request > maximum capacity (16 > 8)");
+  EXPECT_EQ(Job(*r, "team-a", 1).waiting_reason, "");
   EXPECT_EQ(Job(*r, "team-a", 1).finish, 15);
 }
 

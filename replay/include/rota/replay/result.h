@@ -26,6 +26,9 @@ struct JobOutcome {
   // Seconds it waited while its team asked for no more than its guarantee (its ClusterQueue's
   // nominal quota, this job included): waiting that the guarantee promises should not happen.
   int64_t waited_within_guarantee = 0;
+  // For a job still waiting at the end: why, as the engine says it in Kueue's words ("reason:
+  // message"); "" for the others.
+  std::string waiting_reason;
 };
 
 // A team's GPUs over time: the mean over each interval of Replay::interval seconds.
