@@ -1,6 +1,7 @@
 #include "rota/replay/simulator.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -48,7 +49,9 @@ spec: {clusterQueue: team-b}
 )";
 
 api::ClusterState Cluster() {
-  const auto file = std::filesystem::temp_directory_path() / "rota-replay-test-cluster.yaml";
+  // A file of this process's own: ctest runs the tests of this file in parallel processes.
+  const auto file =
+      std::filesystem::temp_directory_path() / ("rota-replay-test-cluster-" + std::to_string(getpid()) + ".yaml");
   std::ofstream(file) << kCluster;
   api::ClusterState state;
   std::ostringstream err;
