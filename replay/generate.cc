@@ -8,23 +8,11 @@
 #include <set>
 #include <sstream>
 
+#include "csv.h"
 #include "rota/api/snapshot.h"
 
 namespace rota::replay {
 namespace {
-
-std::vector<std::string> Fields(const std::string& line) {
-  std::vector<std::string> out;
-  std::string f;
-  std::istringstream in(line);
-  while (std::getline(in, f, ',')) out.push_back(f);
-  return out;
-}
-
-bool Int(const std::string& text, int64_t& out) {
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && p == text.data() + text.size() && out >= 0;
-}
 
 // Reads rows of a CSV after its header; the value of column `column` by the key in column `key`
 // (summed), or an error naming the line.
@@ -38,9 +26,9 @@ Result<std::map<std::string, int64_t>> ReadCounts(std::istream& in, const std::s
   for (size_t n = 2; std::getline(in, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    std::vector<std::string> f = Fields(line);
+    std::vector<std::string> f = SplitCsv(line);
     int64_t v = 0;
-    if (f.size() <= std::max(key, column) || !Int(f[column], v)) {
+    if (f.size() <= std::max(key, column) || !ParseInt(f[column], v) || v < 0) {
       return InvalidArgument(file + ": line " + std::to_string(n) + ": expected a count in column " +
                              std::to_string(column + 1));
     }

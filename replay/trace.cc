@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "csv.h"
 #include "rota/api/checkpoint.h"
 #include "rota/api/codec.h"
 #include "rota/api/snapshot.h"
@@ -19,22 +20,6 @@ namespace rota::replay {
 namespace {
 
 using api::Json;
-
-// One CSV record's fields (no quoting: neither trace quotes its fields).
-std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> fields;
-  std::string field;
-  std::istringstream in(line);
-  while (std::getline(in, field, ',')) fields.push_back(field);
-  if (!line.empty() && line.back() == ',') fields.emplace_back();
-  return fields;
-}
-
-bool ParseInt(const std::string& text, int64_t& out) {
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, out);
-  return ec == std::errc() && p == end;
-}
 
 // Seconds, written as an integer or a decimal ("66.0"), rounded up to a whole second.
 bool ParseSeconds(const std::string& text, int64_t& out) {
