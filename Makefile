@@ -4,7 +4,7 @@ SHELL := /bin/bash
 BUILD_DIR ?= build
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build test unit-test soak demo bench cluster-up cluster-down cluster-status clean
+.PHONY: all deps build image test unit-test soak demo bench cluster-up cluster-down cluster-status clean
 
 all: build
 
@@ -14,6 +14,10 @@ deps:
 build: deps
 	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD_DIR)
+
+# The container image, an OCI archive: build/rota-image.tar (hack/image.sh).
+image: build
+	@hack/image.sh $(BUILD_DIR)
 
 # Every test (unit and integration) against a real local control plane it starts and stops.
 test: build

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# rota from its image, run against the local control plane exactly as its pod would be: the
+# in-cluster environment (KUBERNETES_SERVICE_HOST/PORT), a token of config/rbac's ServiceAccount
+# from the TokenRequest API, ca.crt and namespace at the standard path, the non-root user, the
+# image's own root file system (chroot), and nothing else. It must elect itself leader, admit
+# Jobs, preempt one (asking its pods to checkpoint first), write status and Events, and never be
+# refused (403): this test is the proof that config/rbac's rights are enough.
+#   tests/image/in_cluster.sh BUILD_DIR REPO    (KUBECONFIG: the local control plane)
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/unpack.sh"
+BUILD=$1 REPO=$2
+NS=rota-image-test
+work=$(mktemp -d)
+rota_pid=""
+fail() {
+  echo "FAIL: $*" >&2
+  [[ -f $work/rota.log ]] && { echo "--- rota's log (last 40 lines)" >&2; tail -n 40 "$work/rota.log" >&2; }
+  exit 1
+}
+cleanup() {
+  [[ -n $rota_pid ]] && kill "$rota_pid" 2>/dev/null && wait "$rota_pid" 2>/dev/null
+  kubectl delete namespace "$NS" --wait=false --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete workloadpriorityclass rota-image-test-low rota-image-test-high clusterqueue rota-image-test \
+    --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete lease -n rota-system rota-controller --ignore-not-found >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+# wait_for SECONDS WHAT COMMAND...: polls COMMAND until it succeeds.
+wait_for() {
+  local limit=$1 what=$2
+  shift 2
+  for ((i = 0; i < limit * 2; i++)); do
+    "$@" >/dev/null 2>&1 && return 0
+    [[ -n $rota_pid ]] && ! kill -0 "$rota_pid" 2>/dev/null && fail "rota exited while waiting for $what"
+    sleep 0.5
+  done
+  fail "$what did not happen within ${limit}s"
+}
+
+kubectl get configmap rota-local-control-plane -n kube-system >/dev/null 2>&1 ||
+  fail "refusing to run against a cluster that is not hack/cluster.sh's local control plane"
+kubectl apply --server-side --force-conflicts -f "$REPO/crds" >/dev/null
+kubectl create namespace rota-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+kubectl apply -k "$REPO/config/rbac" >/dev/null
+kubectl delete lease -n rota-system rota-controller --ignore-not-found >/dev/null
+
+unpack_image "$BUILD/rota-image.tar" "$work"
+root=$work/bundle/rootfs
+user=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["process"]["user"]; print("%d:%d" % (p["uid"], p["gid"]))' \
+  "$work/bundle/config.json")
+sa=$root/var/run/secrets/kubernetes.io/serviceaccount
+mkdir -p "$sa" "$root/etc/rota"
+kubectl create token rota-controller -n rota-system --duration 1h >"$sa/token"
+kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority-data}' | base64 -d >"$sa/ca.crt"
+[[ -s $sa/ca.crt ]] || cp "$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')" "$sa/ca.crt"
+echo -n rota-system >"$sa/namespace"
+server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+hostport=${server#https://}
+cat >"$root/etc/rota/rota.yaml" <<YAML
+leaderElection: {enabled: true, leaseName: rota-controller, leaseNamespace: rota-system}
+metrics: {bindAddress: "127.0.0.1:0"}
+health: {bindAddress: "127.0.0.1:0"}
+checkpoint: {defaultTimeout: 5m, maxTimeout: 30m}
+YAML
+chmod -R a+rX "$root/var/run" "$root/etc/rota"
+
+env -i KUBERNETES_SERVICE_HOST="${hostport%:*}" KUBERNETES_SERVICE_PORT="${hostport##*:}" \
+  "$(command -v chroot)" --userspec="$user" "$root" /usr/bin/rota run --config /etc/rota/rota.yaml \
+  >"$work/rota.log" 2>&1 &
+rota_pid=$!
+
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: $NS}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: rota-image-test}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: rota-image-test-low}
+value: 10
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: rota-image-test-high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: rota-image-test}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $NS}}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: rota-image-test
+      resources: [{name: cpu, nominalQuota: "1"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: main, namespace: $NS}
+spec: {clusterQueue: rota-image-test}
+YAML
+job() {  # job NAME PRIORITY
+  kubectl apply -n "$NS" -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  labels: {kueue.x-k8s.io/queue-name: main, kueue.x-k8s.io/priority-class: $2}
+  annotations: {rota.dev/checkpoint: "true", rota.dev/checkpoint-timeout: "2s"}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: main, image: busybox, resources: {requests: {cpu: "1"}}}
+YAML
+}
+unsuspended() { [[ $(kubectl get job -n "$NS" "$1" -o jsonpath='{.spec.suspend}') == false ]]; }
+has_pod() { [[ -n $(kubectl get pods -n "$NS" -l batch.kubernetes.io/job-name="$1" -o name) ]]; }
+held() { [[ $(kubectl get lease -n rota-system rota-controller -o jsonpath='{.spec.holderIdentity}') != "" ]]; }
+cq_admitted() { [[ $(kubectl get clusterqueue rota-image-test -o jsonpath='{.status.admittedWorkloads}') == "$1" ]]; }
+suspended() { [[ $(kubectl get job -n "$NS" "$1" -o jsonpath='{.spec.suspend}') == true ]]; }
+has_event() { kubectl get events -n "$NS" -o jsonpath='{.items[*].reason}' | grep -qw "$1"; }
+
+wait_for 60 "rota taking the Lease" held
+job low rota-image-test-low
+wait_for 60 "the low-priority Job's admission" unsuspended low
+wait_for 60 "the low-priority Job's pod" has_pod low
+wait_for 30 "ClusterQueue status showing 1 admitted workload" cq_admitted 1
+job high rota-image-test-high
+wait_for 60 "the low-priority Job's suspension (checkpoint timeout, then preemption)" suspended low
+wait_for 60 "the high-priority Job's admission" unsuspended high
+wait_for 30 "a Preempted Event" has_event Preempted
+wait_for 30 "a QuotaReserved Event" has_event QuotaReserved
+reason=$(kubectl get workloads -n "$NS" -o jsonpath='{range .items[*]}{range .status.conditions[?(@.type=="Evicted")]}{.reason}{end}{end}')
+[[ $reason == *Preempted* ]] || fail "the low-priority Workload's Evicted reason is '$reason', not Preempted"
+requested=$(kubectl get events -n "$NS" -o jsonpath='{.items[*].reason}')
+[[ $requested == *CheckpointRequested* ]] || fail "no CheckpointRequested Event (Events: $requested)"
+kill -0 "$rota_pid" || fail "rota exited"
+if grep -E -i '\b403\b|forbidden' "$work/rota.log" >&2; then
+  fail "rota was refused by the apiserver with config/rbac's rights (lines above)"
+fi
+echo "ok: rota from the image, as ServiceAccount rota-system/rota-controller, led, admitted, preempted and wrote status and Events with no 403"
