@@ -390,8 +390,11 @@ ApiError FencedError() {
 }
 }  // namespace
 
+// Lease requests and reviews (TokenReview, SubjectAccessReview: questions, not writes) pass.
 bool Client::Fenced(const Request& req) const {
-  return req.method != "GET" && may_write_ && req.path.find("/apis/coordination.k8s.io/") != 0 && !may_write_();
+  auto under = [&](const char* prefix) { return req.path.rfind(prefix, 0) == 0; };
+  return req.method != "GET" && may_write_ && !under("/apis/coordination.k8s.io/") &&
+         !under("/apis/authentication.k8s.io/") && !under("/apis/authorization.k8s.io/") && !may_write_();
 }
 
 ApiResult<Json> Client::Do(const Request& req) {

@@ -39,11 +39,16 @@ FileStamp Stamp(const std::string& path) {
   return {st.st_dev, st.st_ino, st.st_size, static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
 
-Result<std::shared_ptr<ssl::context>> LoadContext(const std::string& cert, const std::string& key) {
+std::shared_ptr<ssl::context> NewContext() {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   // TLS 1.2 and 1.3 only.
   SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
   ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression | ssl::context::single_dh_use);
+  return ctx;
+}
+
+Result<std::shared_ptr<ssl::context>> LoadContext(const std::string& cert, const std::string& key) {
+  auto ctx = NewContext();
   beast::error_code ec;
   ctx->use_certificate_chain_file(cert, ec);
   if (ec) return InvalidArgument("certificate " + cert + ": " + ec.message());
@@ -52,6 +57,17 @@ Result<std::shared_ptr<ssl::context>> LoadContext(const std::string& cert, const
   if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
     return InvalidArgument("key " + key + " does not match certificate " + cert);
   }
+  return ctx;
+}
+
+Result<std::shared_ptr<ssl::context>> PemContext(const std::string& cert, const std::string& key) {
+  auto ctx = NewContext();
+  beast::error_code ec;
+  ctx->use_certificate_chain(asio::buffer(cert), ec);
+  if (ec) return InvalidArgument("certificate: " + ec.message());
+  ctx->use_private_key(asio::buffer(key), ssl::context::pem, ec);
+  if (ec) return InvalidArgument("key: " + ec.message());
+  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) return InvalidArgument("key does not match certificate");
   return ctx;
 }
 
@@ -79,7 +95,7 @@ struct HttpsServer::Impl {
   std::shared_ptr<ssl::context> Context() {
     std::lock_guard<std::mutex> l(mu);
     const auto now = options.clock->Now();
-    if (now - last_check < options.reload_check) return context;
+    if (!options.cert_pem.empty() || now - last_check < options.reload_check) return context;
     last_check = now;
     const FileStamp c = Stamp(options.cert_file), k = Stamp(options.key_file);
     if (c == cert_stamp && k == key_stamp) return context;
@@ -87,14 +103,15 @@ struct HttpsServer::Impl {
     if (!fresh.ok()) {
       // Mid-rotation (one file written, not the other) or a bad pair: keep serving the old one.
       log("warn",
-          "webhook certificate changed but cannot be used yet (keeping the previous one): " + fresh.status().message());
+          options.name + " certificate changed but cannot be used yet (keeping the previous one): " +
+              fresh.status().message());
       return context;
     }
     cert_stamp = c;
     key_stamp = k;
     context = *fresh;
     ++reloads;
-    log("info", "webhook certificate reloaded from " + options.cert_file);
+    log("info", options.name + " certificate reloaded from " + options.cert_file);
     return context;
   }
 
@@ -123,7 +140,7 @@ struct HttpsServer::Impl {
       beast::get_lowest_layer(stream).expires_after(server->options.io_timeout);
       stream.async_handshake(ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
         if (ec) {
-          self->server->log("debug", "webhook TLS handshake with " + self->peer + " failed: " + ec.message());
+          self->server->log("debug", self->server->options.name + " TLS handshake with " + self->peer + " failed: " + ec.message());
           return;
         }
         self->Read();
@@ -142,7 +159,7 @@ struct HttpsServer::Impl {
     void OnRead(beast::error_code ec) {
       if (ec == http::error::end_of_stream || ec == asio::ssl::error::stream_truncated) return Close();
       if (ec == http::error::body_limit || ec == http::error::header_limit) {
-        server->log("warn", "webhook request from " + peer + " refused: " + ec.message());
+        server->log("warn", server->options.name + " request from " + peer + " refused: " + ec.message());
         return Reply(
             400,
             "request too large: bodies are limited to " + std::to_string(server->options.max_body_bytes) + " bytes\n",
@@ -151,7 +168,7 @@ struct HttpsServer::Impl {
       if (ec == beast::error::timeout) return Close();
       if (ec) {
         if (ec.category() == beast::error_code(http::error::bad_target).category()) {
-          server->log("warn", "webhook request from " + peer + " is not valid HTTP: " + ec.message());
+          server->log("warn", server->options.name + " request from " + peer + " is not valid HTTP: " + ec.message());
           return Reply(400, "bad request: " + ec.message() + "\n", false);
         }
         return Close();
@@ -161,16 +178,23 @@ struct HttpsServer::Impl {
       target = target.substr(0, target.find('?'));
       HttpReply reply;
       if (req.method() == http::verb::get || req.method() == http::verb::head) {
-        auto route = server->get_routes.find(target);
-        reply = route == server->get_routes.end()
-                    ? HttpReply{404, "text/plain; charset=utf-8", "not found: " + target + "\n"}
-                    : route->second();
+        const auto auth = req[http::field::authorization];
+        reply = Get(target, std::string_view(auth.data(), auth.size()));
       } else if (req.method() == http::verb::post) {
         reply = server->post(target, req.body());
       } else {
         reply = {405, "text/plain; charset=utf-8", "use POST for webhooks, GET for /healthz\n"};
       }
       Reply(reply.status, std::move(reply.body), req.keep_alive(), reply.content_type);
+    }
+
+    HttpReply Get(const std::string& target, std::string_view authorization) {
+      auto route = server->get_routes.find(target);
+      if (route == server->get_routes.end()) return {404, "text/plain; charset=utf-8", "not found: " + target + "\n"};
+      if (server->options.authorize) {
+        if (auto refused = server->options.authorize(target, authorization)) return std::move(*refused);
+      }
+      return route->second();
     }
 
     void Reply(int status, std::string body, bool keep_alive, const std::string& type = "text/plain; charset=utf-8") {
@@ -208,7 +232,8 @@ Result<std::unique_ptr<HttpsServer>> HttpsServer::Start(HttpsOptions options,
                                                         std::map<std::string, GetHandler> get_routes, PostHandler post,
                                                         Logger log) {
   auto impl = std::make_shared<Impl>();
-  auto ctx = LoadContext(options.cert_file, options.key_file);
+  auto ctx = options.cert_pem.empty() ? LoadContext(options.cert_file, options.key_file)
+                                      : PemContext(options.cert_pem, options.key_pem);
   if (!ctx.ok()) return ctx.status();
   impl->context = *ctx;
   impl->cert_stamp = Stamp(options.cert_file);

@@ -7,11 +7,14 @@
 // - HTTP/1.1 with keep-alive, several threads, a size limit on request bodies and a deadline on
 //   every read and write; an oversized or malformed request gets a 400 and a log line.
 // - GET on a path in `get_routes` (/healthz), POST on any other path goes to `post`.
+// - Certificate and key may instead be given as PEM text (a certificate rota made itself); they
+//   are then never reloaded. `authorize`, when set, sees every GET first and may refuse it.
 
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +27,11 @@ namespace rota::controller {
 struct HttpsOptions {
   std::string address;  // "127.0.0.1:9443", ":9443", port 0 for any free port
   std::string cert_file, key_file;
+  std::string cert_pem, key_pem;  // used instead of the files when cert_pem is set
+  std::string name = "webhook";   // what the log lines call this server
+  // Called before a GET route with the path and the Authorization header ("" if none); a reply
+  // (401, 403, 500) is sent instead of the route's.
+  std::function<std::optional<HttpReply>(const std::string& path, std::string_view authorization)> authorize;
   size_t max_body_bytes = 4 << 20;
   std::chrono::milliseconds io_timeout{10000};
   int threads = 2;

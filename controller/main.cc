@@ -31,8 +31,6 @@
 #include "cache/cluster_cache.h"
 #include "checkpoint/agent.h"
 #include "checkpoint/agent_io.h"
-#include "http_server.h"
-#include "https_server.h"
 #include "job_controller.h"
 #include "metrics.h"
 #include "queue_controller.h"
@@ -42,10 +40,10 @@
 #include "rota/apiclient/thread_name.h"
 #include "run_config.h"
 #include "scheduling/tuning.h"
+#include "servers.h"
 #include "simulate.h"
 #include "webhook/admission_review.h"
 #include "webhook/cluster_view.h"
-#include "webhook/serve.h"
 #include "webhook/webhooks.h"
 
 #ifndef ROTA_VERSION
@@ -150,79 +148,6 @@ std::unique_ptr<rota::apiclient::Client> Connect(const std::string& kubeconfig,
   return std::move(*client);
 }
 
-using rota::controller::HttpReply;
-const HttpReply kOk{200, "text/plain; charset=utf-8", "ok\n"};
-
-// rota's HTTP and HTTPS endpoints; a server whose address is "0" is off.
-struct Servers {
-  std::unique_ptr<rota::controller::HttpServer> metrics, health;
-  std::unique_ptr<rota::controller::HttpsServer> webhooks;
-};
-
-// Starts the plain-HTTP servers: /metrics, and /healthz and /readyz. False (after saying why on
-// stderr) when one cannot listen.
-bool StartHttpServers(const rota::controller::RunConfig& config, rota::controller::QueueController& controller,
-                      const rota::controller::ClusterCache& cache, rota::controller::Metrics& metrics,
-                      rota::apiclient::EventRecorder& events, const std::atomic<bool>& standing_by,
-                      const rota::controller::Logger& log, Servers& servers) {
-  using rota::controller::HttpServer;
-  if (config.metrics_address != "0") {
-    auto s = HttpServer::Start(config.metrics_address,
-                               {{"/metrics", [&] {
-                                   controller.ExportWriterMetrics();
-                                   metrics.Set("rota_events_dropped_total", {}, static_cast<double>(events.dropped()));
-                                   return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics.Render()};
-                                 }}});
-    if (!s.ok()) {
-      std::cerr << "metrics.bindAddress: " << s.status().message() << "\n";
-      return false;
-    }
-    servers.metrics = std::move(*s);
-    log("info", "serving /metrics on port " + std::to_string(servers.metrics->port()));
-  }
-  if (config.health_address == "0") return true;
-  auto s =
-      HttpServer::Start(config.health_address,
-                        {{"/healthz", [] { return kOk; }},
-                         {"/readyz", [&] {
-                            // Ready once the caches are synced, or while
-                            // standing by for the lease.
-                            const bool ready = standing_by || cache.HasSynced();
-                            return ready ? kOk : HttpReply{503, "text/plain; charset=utf-8", "caches not synced\n"};
-                          }}});
-  if (!s.ok()) {
-    std::cerr << "health.bindAddress: " << s.status().message() << "\n";
-    return false;
-  }
-  servers.health = std::move(*s);
-  log("info", "serving /healthz and /readyz on port " + std::to_string(servers.health->port()));
-  return true;
-}
-
-// Admission webhooks over HTTPS: served by every replica (the apiserver may call any), leader or
-// not, from the started cache. False (after saying why on stderr) when the server cannot start.
-bool StartWebhookServer(const rota::controller::RunConfig& config, const rota::webhook::ClusterView& view,
-                        rota::controller::Metrics& metrics, const rota::controller::Logger& log, Servers& servers) {
-  if (config.webhook_address == "0") return true;
-  rota::controller::HttpsOptions opts;
-  opts.address = config.webhook_address;
-  opts.cert_file = config.webhook_cert_file;
-  opts.key_file = config.webhook_key_file;
-  auto s = rota::controller::HttpsServer::Start(
-      opts, {{"/healthz", [] { return kOk; }}},
-      [&](const std::string& path, std::string_view body) {
-        return rota::webhook::ServeWebhook(path, body, view, metrics, log);
-      },
-      log);
-  if (!s.ok()) {
-    std::cerr << "webhook: " << s.status().message() << "\n";
-    return false;
-  }
-  servers.webhooks = std::move(*s);
-  log("info", "serving admission webhooks over HTTPS on port " + std::to_string(servers.webhooks->port()));
-  return true;
-}
-
 // Runs `work` while this process holds the configuration's Lease, until g_stop.
 void RunWhileLeading(rota::apiclient::Client& client, const rota::controller::RunConfig& config,
                      const rota::controller::Logger& log, std::atomic<bool>& standing_by,
@@ -321,10 +246,11 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   } stop_cache_first{cache};
   std::atomic<bool> standing_by{config.leader_election};
   rota::webhook::InformerView view(*client, cache);
-  Servers servers;  // (after what their handlers use: they stop first)
-  if (!StartHttpServers(config, controller, cache, metrics, events, standing_by, log, servers)) return 2;
+  // (After what their handlers use: they stop first.)
+  rota::controller::Servers servers({config, *client, controller, cache, metrics, events, standing_by, log});
+  if (!servers.StartHttp()) return 2;
   if (config.webhook_address != "0") cache.Start();  // (the webhooks read it, leader or not)
-  if (!StartWebhookServer(config, view, metrics, log, servers)) return 2;
+  if (!servers.StartWebhooks(view)) return 2;
   // Both loops until `stop`: the queue controller on this thread, the Job integration beside it.
   auto run_all = [&](const std::atomic<bool>& stop) {
     std::thread job_thread([&] {

@@ -81,7 +81,11 @@ void QueueController::ExportWriterMetrics() {
 
 void QueueController::Run(const std::atomic<bool>& stop) {
   cache_.Start();
-  while (!stop && !cache_.HasSynced()) clock_.SleepFor(std::chrono::milliseconds(20));
+  Beat();
+  while (!stop && !cache_.HasSynced()) {
+    clock_.SleepFor(std::chrono::milliseconds(20));
+    Beat();
+  }
   log_("info", "caches synced; scheduling");
   trigger_.MarkDirty();
   TimePoint last_pass = clock_.Now(), last_pass_start = last_pass;
@@ -97,7 +101,13 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     Pass();
     last_pass_cpu_ = apiclient::ThisThreadCpu() - cpu_before;
     last_pass = clock_.Now();
+    Beat();
   }
+  heartbeat_.Stop();
+}
+
+std::optional<apiclient::Clock::Duration> QueueController::Stalled() const {
+  return heartbeat_.Stalled(clock_.Now(), tuning_.liveness_stall);
 }
 
 void QueueController::WaitForBatch(bool idle_wake) {
@@ -119,6 +129,7 @@ QueueController::TimePoint QueueController::WaitForWriter(const std::atomic<bool
   const TimePoint start = clock_.Now();
   while (!stop && !writer_->WaitQueuedAtMost(StatusWriter::kAdmission, tuning_.pass_low_water,
                                              clock_.Now() + tuning_.stop_check)) {
+    Beat();  // (waiting on the apiserver: a restart would not help)
   }
   // A long wait here means that the apiserver, not the loop, sets the pace of admissions.
   const TimePoint taken = clock_.Now();

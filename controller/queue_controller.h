@@ -37,6 +37,7 @@
 #include "scheduling/queue_metrics.h"
 #include "scheduling/queue_status.h"
 #include "scheduling/queue_tally.h"
+#include "scheduling/heartbeat.h"
 #include "scheduling/state_copies.h"
 #include "scheduling/stopped_queues.h"
 #include "scheduling/tuning.h"
@@ -75,6 +76,10 @@ class QueueController {
     int64_t pending_new_message = 0;
   };
   Stats stats() const;
+  // For /healthz: how long the loop, once running, has shown no progress (no pass ended, no wait
+  // on the apiserver or the caches came round) when that is more than tuning's liveness_stall;
+  // nullopt while it is healthy or not running (a follower). Thread-safe.
+  std::optional<apiclient::Clock::Duration> Stalled() const;
   // Brings the status writer's figures into the Metrics given at construction (before a scrape).
   void ExportWriterMetrics();
 
@@ -87,6 +92,7 @@ class QueueController {
     std::string wall;  // RFC 3339
   };
   void Pass();
+  void Beat() { heartbeat_.Beat(clock_.Now()); }
   // Waits the batch period (stretched after a costly pass) for changes to settle into one pass.
   void WaitForBatch(bool idle_wake);
   // Backpressure: waits until the writer has taken most of the last pass's admissions (and, for
@@ -120,6 +126,7 @@ class QueueController {
   apiclient::EventRecorder* events_;
   apiclient::Clock& clock_;
   const SchedulingTuning tuning_;
+  Heartbeat heartbeat_;  // the loop's last sign of progress, for /healthz
 
   // The parts. Loop thread only, but for the trigger (any thread).
   PassTrigger trigger_;

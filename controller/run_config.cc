@@ -159,6 +159,12 @@ Status ApplyCheckpoint(RunConfig& c, const Setting& s) {
 
 // metrics, health and webhook: an address, or (webhook) a certificate file.
 Status ApplyServer(RunConfig& c, const std::string& section, const Setting& s) {
+  if (section == "metrics" && s.key == "secureServing") return s.Bool(c.metrics_secure);
+  if (section == "metrics" && s.key != "bindAddress") {
+    std::string& out = s.key == "certFile" ? c.metrics_cert_file : c.metrics_key_file;
+    out = s.value.as<std::string>();
+    return out.empty() ? InvalidArgument(s.path + ": must name a PEM file") : Status::Ok();
+  }
   if (section == "webhook" && s.key != "bindAddress") {
     std::string& out = s.key == "certFile" ? c.webhook_cert_file : c.webhook_key_file;
     out = s.value.as<std::string>();
@@ -191,7 +197,7 @@ const std::map<std::string, std::set<std::string>>& KnownSettings() {
       {"fairSharing", {"enabled"}},
       {"scheduling", {"batchPeriod", "cpuShare"}},
       {"logging", {"level", "format"}},
-      {"metrics", {"bindAddress"}},
+      {"metrics", {"bindAddress", "secureServing", "certFile", "keyFile"}},
       {"health", {"bindAddress"}},
       {"webhook", {"bindAddress", "certFile", "keyFile"}},
       {"waitForPodsReady", {"enable", "timeout", "backoffBaseSeconds", "backoffMaxSeconds", "backoffLimitCount"}},
@@ -245,6 +251,11 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
   try {
     if (Status s = ApplyAll(c, root, source); !s.ok()) return s;
     if (Status s = CheckLeaseTimes(c, source); !s.ok()) return s;
+    if (c.metrics_cert_file.empty() != c.metrics_key_file.empty())
+      return InvalidArgument(source + ": metrics.certFile and metrics.keyFile go together");
+    if (!c.metrics_secure && !c.metrics_cert_file.empty())
+      return InvalidArgument(source + ": metrics.certFile is for secureServing: true");
+    if (c.metrics_secure && !root["metrics"]["bindAddress"]) c.metrics_address = ":8443";
     if (c.checkpoint_default_timeout > c.checkpoint_max_timeout)
       return InvalidArgument(source + ": checkpoint.defaultTimeout must not be longer than maxTimeout");
   } catch (const YAML::Exception& e) {

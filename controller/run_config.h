@@ -11,7 +11,10 @@
 //   scheduling: {batchPeriod: 200ms,   # after a change, how long more changes gather before a pass
 //                cpuShare: 0.047619}   # (1/21) of a core, at most, for passes under a stream of changes
 //   logging: {level: info, format: text}   # format: text or json
-//   metrics: {bindAddress: ":8080"}          # Prometheus /metrics; "0" turns it off
+//   metrics: {bindAddress: "127.0.0.1:8080",  # Prometheus /metrics; "0" turns it off
+//             secureServing: false,      # true: HTTPS on ":8443" by default, and only for a bearer
+//                                        # token allowed `get` on /metrics (TokenReview + SAR)
+//             certFile: "", keyFile: ""}  # secureServing's certificate; none: rota makes its own
 //   health: {bindAddress: ":8081"}           # /healthz and /readyz; "0" turns it off
 //   webhook: {bindAddress: "0", certFile: /tmp/k8s-webhook-server/serving-certs/tls.crt,
 //             keyFile: /tmp/k8s-webhook-server/serving-certs/tls.key}   # HTTPS admission webhooks;
@@ -61,7 +64,11 @@ struct RunConfig {
   double cpu_share = 1.0 / 21;
   std::string log_level = "info";         // trace, debug, info, warn, error
   std::string log_format = "text";        // text or json
-  std::string metrics_address = ":8080";  // host:port, ":port" for every interface, "0" for none
+  // host:port, ":port" for every interface, "0" for none. Plain HTTP stays on this host unless
+  // told otherwise; secure serving listens on every interface.
+  std::string metrics_address = "127.0.0.1:8080";
+  bool metrics_secure = false;
+  std::string metrics_cert_file, metrics_key_file;
   std::string health_address = ":8081";
   // Admission webhooks over HTTPS; the certificate files are re-read when they change.
   std::string webhook_address = "0";

@@ -29,6 +29,9 @@ struct SchedulingTuning {
   // A held queue status that comes due brings with it those due within this slack, so that
   // queues held at slightly different times share one pass.
   ms queue_status_slack{500};
+  // /healthz fails when the loop has shown no progress (a pass, or a wait on the apiserver or the
+  // caches) for this long: passes come at least every retry_interval, so only a stuck loop trips it.
+  s liveness_stall{60};
   // How often a blocked wait looks at the stop flag (a signal handler sets it and cannot notify).
   ms stop_check{200};
 

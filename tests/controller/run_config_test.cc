@@ -42,6 +42,24 @@ webhook: {bindAddress: ":9443", certFile: /certs/tls.crt, keyFile: /certs/tls.ke
   EXPECT_FALSE(defaults->http2) << "HTTP/1.1 unless configured";
 }
 
+TEST(RunConfigTest, MetricsStayOnThisHostUnlessServedSecurely) {
+  Result<RunConfig> plain = ParseRunConfig("", "rota.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->metrics_address, "127.0.0.1:8080");
+  EXPECT_FALSE(plain->metrics_secure);
+  Result<RunConfig> secure = ParseRunConfig("metrics: {secureServing: true}", "rota.yaml");
+  ASSERT_TRUE(secure.ok()) << secure.status().message();
+  EXPECT_TRUE(secure->metrics_secure);
+  EXPECT_EQ(secure->metrics_address, ":8443");
+  EXPECT_TRUE(secure->metrics_cert_file.empty()) << "no certificate: rota makes its own";
+  Result<RunConfig> files = ParseRunConfig(
+      "metrics: {secureServing: true, bindAddress: \":9443\", certFile: /c/tls.crt, keyFile: /c/tls.key}", "rota.yaml");
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_EQ(files->metrics_address, ":9443");
+  EXPECT_EQ(files->metrics_cert_file, "/c/tls.crt");
+  EXPECT_EQ(files->metrics_key_file, "/c/tls.key");
+}
+
 TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
   struct Case {
     const char* text;
@@ -56,6 +74,11 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
            Case{"webhook: {bindAddress: \"9443\"}",
                 "rota.yaml: webhook.bindAddress: \"9443\" is not host:port, :port or 0"},
            Case{"webhook: {certFile: \"\"}", "rota.yaml: webhook.certFile: must name a PEM file"},
+           Case{"metrics: {secureServing: yes please}", "rota.yaml: metrics.secureServing: must be true or false"},
+           Case{"metrics: {secureServing: true, certFile: /c/tls.crt}",
+                "rota.yaml: metrics.certFile and metrics.keyFile go together"},
+           Case{"metrics: {certFile: /c/tls.crt, keyFile: /c/tls.key}",
+                "rota.yaml: metrics.certFile is for secureServing: true"},
            Case{"clientConnection: {qps: 10, qsp: 5}", "rota.yaml: clientConnection.qsp: unknown setting"},
            Case{"clientConnection: {qps: -1}", "rota.yaml: clientConnection.qps: must be a positive number"},
            Case{"clientConnection: {burst: many}", "rota.yaml: clientConnection.burst: must be a positive integer"},

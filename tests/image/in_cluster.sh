@@ -21,6 +21,7 @@ fail() {
 cleanup() {
   [[ -n $rota_pid ]] && kill "$rota_pid" 2>/dev/null && wait "$rota_pid" 2>/dev/null
   kubectl delete namespace "$NS" --wait=false --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete clusterrolebinding rota-image-test-scraper --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete workloadpriorityclass rota-image-test-low rota-image-test-high clusterqueue rota-image-test \
     --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete lease -n rota-system rota-controller --ignore-not-found >/dev/null 2>&1 || true
@@ -60,7 +61,7 @@ server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}
 hostport=${server#https://}
 cat >"$root/etc/rota/rota.yaml" <<YAML
 leaderElection: {enabled: true, leaseName: rota-controller, leaseNamespace: rota-system}
-metrics: {bindAddress: "127.0.0.1:0"}
+metrics: {bindAddress: "127.0.0.1:0", secureServing: true}
 health: {bindAddress: "127.0.0.1:0"}
 checkpoint: {defaultTimeout: 5m, maxTimeout: 30m}
 YAML
@@ -145,8 +146,23 @@ reason=$(kubectl get workloads -n "$NS" -o jsonpath='{range .items[*]}{range .st
 [[ $reason == *Preempted* ]] || fail "the low-priority Workload's Evicted reason is '$reason', not Preempted"
 requested=$(kubectl get events -n "$NS" -o jsonpath='{.items[*].reason}')
 [[ $requested == *CheckpointRequested* ]] || fail "no CheckpointRequested Event (Events: $requested)"
+# Secure metrics: only a token allowed `get` on /metrics (rota-metrics-reader) is answered.
+port=$(sed -n 's/.*serving \/metrics over HTTPS on port \([0-9]*\).*/\1/p' "$work/rota.log")
+[[ -n $port ]] || fail "rota did not log the port of its HTTPS /metrics"
+kubectl create serviceaccount -n "$NS" scraper >/dev/null
+kubectl create clusterrolebinding rota-image-test-scraper --clusterrole rota-metrics-reader \
+  --serviceaccount "$NS:scraper" >/dev/null
+scrape() {  # scrape TOKEN: prints the HTTP status, the body into $work/scrape
+  curl -sk -o "$work/scrape" -w '%{http_code}' ${1:+-H "Authorization: Bearer $1"} "https://127.0.0.1:$port/metrics"
+}
+[[ $(scrape "") == 401 ]] || fail "/metrics without a token: $(cat "$work/scrape")"
+[[ $(scrape "$(cat "$sa/token")") == 403 ]] || fail "/metrics for rota's own ServiceAccount: $(cat "$work/scrape")"
+status=$(scrape "$(kubectl create token -n "$NS" scraper)")
+[[ $status == 200 ]] || fail "/metrics for a token bound to rota-metrics-reader: $status $(cat "$work/scrape")"
+grep -q '^kueue_admitted_workloads_total{cluster_queue="rota-image-test"' "$work/scrape" ||
+  fail "/metrics over HTTPS has no kueue_admitted_workloads_total for the test's queue"
 kill -0 "$rota_pid" || fail "rota exited"
 if grep -E -i '\b403\b|forbidden' "$work/rota.log" >&2; then
   fail "rota was refused by the apiserver with config/rbac's rights (lines above)"
 fi
-echo "ok: rota from the image, as ServiceAccount rota-system/rota-controller, led, admitted, preempted and wrote status and Events with no 403"
+echo "ok: rota from the image, as ServiceAccount rota-system/rota-controller, led, admitted, preempted, wrote status and Events, and served /metrics to an authorized token only, with no 403 of its own"
