@@ -102,9 +102,8 @@ struct HttpsServer::Impl {
     auto fresh = LoadContext(options.cert_file, options.key_file);
     if (!fresh.ok()) {
       // Mid-rotation (one file written, not the other) or a bad pair: keep serving the old one.
-      log("warn",
-          options.name + " certificate changed but cannot be used yet (keeping the previous one): " +
-              fresh.status().message());
+      log("warn", options.name + " certificate changed but cannot be used yet (keeping the previous one): " +
+                      fresh.status().message());
       return context;
     }
     cert_stamp = c;
@@ -140,7 +139,8 @@ struct HttpsServer::Impl {
       beast::get_lowest_layer(stream).expires_after(server->options.io_timeout);
       stream.async_handshake(ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
         if (ec) {
-          self->server->log("debug", self->server->options.name + " TLS handshake with " + self->peer + " failed: " + ec.message());
+          self->server->log(
+              "debug", self->server->options.name + " TLS handshake with " + self->peer + " failed: " + ec.message());
           return;
         }
         self->Read();

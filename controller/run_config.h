@@ -62,8 +62,8 @@ struct RunConfig {
   // (see BatchWait). A deep backlog makes a pass cost milliseconds; a lower share then means
   // fewer passes, each deciding more at once, and admissions later by up to the longer wait.
   double cpu_share = 1.0 / 21;
-  std::string log_level = "info";         // trace, debug, info, warn, error
-  std::string log_format = "text";        // text or json
+  std::string log_level = "info";   // trace, debug, info, warn, error
+  std::string log_format = "text";  // text or json
   // host:port, ":port" for every interface, "0" for none. Plain HTTP stays on this host unless
   // told otherwise; secure serving listens on every interface.
   std::string metrics_address = "127.0.0.1:8080";

@@ -68,7 +68,9 @@ bool Servers::StartSecureMetrics() {
   };
   auto s = HttpsServer::Start(
       opts, {{"/metrics", [this] { return RenderMetrics(); }}},
-      [](const std::string&, std::string_view) { return HttpReply{405, "text/plain; charset=utf-8", "use GET\n"}; },
+      [](const std::string&, std::string_view) {
+        return HttpReply{405, "text/plain; charset=utf-8", "use GET\n"};
+      },
       p_.log);
   if (!s.ok()) {
     std::cerr << "metrics: " << s.status().message() << "\n";
@@ -86,19 +88,20 @@ bool Servers::StartHttp() {
     return false;
   }
   if (p_.config.health_address == "0") return true;
-  auto s = HttpServer::Start(p_.config.health_address,
-                             {{"/healthz",
-                               [this] {
-                                 const auto stalled = p_.controller.Stalled();
-                                 if (!stalled) return kOk;
-                                 return HttpReply{500, "text/plain; charset=utf-8",
-                                                  "scheduling loop: no progress for " + Seconds(*stalled) + "\n"};
-                               }},
-                              {"/readyz", [this] {
-                                 // Ready once the caches are synced, or while standing by for the lease.
-                                 const bool ready = p_.standing_by || p_.cache.HasSynced();
-                                 return ready ? kOk : HttpReply{503, "text/plain; charset=utf-8", "caches not synced\n"};
-                               }}});
+  auto s =
+      HttpServer::Start(p_.config.health_address,
+                        {{"/healthz",
+                          [this] {
+                            const auto stalled = p_.controller.Stalled();
+                            if (!stalled) return kOk;
+                            return HttpReply{500, "text/plain; charset=utf-8",
+                                             "scheduling loop: no progress for " + Seconds(*stalled) + "\n"};
+                          }},
+                         {"/readyz", [this] {
+                            // Ready once the caches are synced, or while standing by for the lease.
+                            const bool ready = p_.standing_by || p_.cache.HasSynced();
+                            return ready ? kOk : HttpReply{503, "text/plain; charset=utf-8", "caches not synced\n"};
+                          }}});
   if (!s.ok()) {
     std::cerr << "health.bindAddress: " << s.status().message() << "\n";
     return false;

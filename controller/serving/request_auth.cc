@@ -51,9 +51,8 @@ class ApiReviewer : public Reviewer {
   }
 
   Result<bool> Allowed(const User& user, const std::string& verb, const std::string& path) override {
-    Json spec = {{"user", user.name},
-                 {"groups", user.groups},
-                 {"nonResourceAttributes", {{"path", path}, {"verb", verb}}}};
+    Json spec = {
+        {"user", user.name}, {"groups", user.groups}, {"nonResourceAttributes", {{"path", path}, {"verb", verb}}}};
     if (!user.uid.empty()) spec["uid"] = user.uid;
     if (!user.extra.empty()) spec["extra"] = user.extra;
     Json review = {
@@ -74,10 +73,10 @@ std::unique_ptr<Reviewer> NewApiReviewer(apiclient::Client& client) { return std
 RequestAuthorizer::RequestAuthorizer(Reviewer& reviewer, apiclient::Clock& clock, Logger log)
     : reviewer_(reviewer), clock_(clock), log_(std::move(log)) {}
 
-std::optional<controller::HttpReply> RequestAuthorizer::Check(const std::string& path,
-                                                              std::string_view authorization) {
+std::optional<controller::HttpReply> RequestAuthorizer::Check(const std::string& path, std::string_view authorization) {
   const std::string token = Bearer(authorization);
-  if (token.empty()) return controller::HttpReply{401, "text/plain; charset=utf-8", "Unauthorized: a bearer token is required\n"};
+  if (token.empty())
+    return controller::HttpReply{401, "text/plain; charset=utf-8", "Unauthorized: a bearer token is required\n"};
   const std::string key = Hash(token, path);
   const auto now = clock_.Now();
   {
@@ -87,7 +86,8 @@ std::optional<controller::HttpReply> RequestAuthorizer::Check(const std::string&
   Decision d = Decide(token, path);  // (outside the lock: it asks the apiserver)
   if (d.status != 500) {
     std::lock_guard<std::mutex> l(mu_);
-    if (decisions_.size() >= kMaxDecisions) std::erase_if(decisions_, [&](const auto& e) { return e.second.expires <= now; });
+    if (decisions_.size() >= kMaxDecisions)
+      std::erase_if(decisions_, [&](const auto& e) { return e.second.expires <= now; });
     if (decisions_.size() >= kMaxDecisions) decisions_.clear();
     decisions_[key] = d;
   }

@@ -76,8 +76,8 @@ Cert NewCert(EVP_PKEY* key, const std::string& cn, std::chrono::system_clock::ti
   X509_NAME* name = X509_get_subject_name(cert.get());
   if (!sn || X509_set_version(cert.get(), 2) != 1 || !ASN1_TIME_set(X509_getm_notBefore(cert.get()), start) ||
       !ASN1_TIME_set(X509_getm_notAfter(cert.get()), end) || X509_set_pubkey(cert.get(), key) != 1 ||
-      X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(cn.c_str()), -1,
-                                 -1, 0) != 1) {
+      X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1,
+                                 0) != 1) {
     return nullptr;
   }
   return cert;
@@ -124,7 +124,8 @@ Result<ServingCert> MakeServingCert(const CertRequest& r) {
     return Status(StatusCode::kInternal, OpenSslError("making the serving certificate"));
   }
   ServingCert out{CertPem(ca.get()), CertPem(leaf.get()), KeyPem(key.get()), r.now + r.validity};
-  if (out.ca_pem.empty() || out.cert_pem.empty() || out.key_pem.empty()) return Status(StatusCode::kInternal, OpenSslError("writing PEM"));
+  if (out.ca_pem.empty() || out.cert_pem.empty() || out.key_pem.empty())
+    return Status(StatusCode::kInternal, OpenSslError("writing PEM"));
   return out;
 }
 

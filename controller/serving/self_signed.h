@@ -13,9 +13,9 @@
 namespace rota::serving {
 
 struct ServingCert {
-  std::string ca_pem;    // the CA certificate: what a client trusts (a webhook's caBundle)
-  std::string cert_pem;  // the serving certificate
-  std::string key_pem;   // its private key (PKCS#8)
+  std::string ca_pem;                               // the CA certificate: what a client trusts (a webhook's caBundle)
+  std::string cert_pem;                             // the serving certificate
+  std::string key_pem;                              // its private key (PKCS#8)
   std::chrono::system_clock::time_point not_after;  // of the serving certificate
 };
 

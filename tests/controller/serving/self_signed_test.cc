@@ -9,15 +9,16 @@ using std::chrono::hours;
 const auto kNow = std::chrono::system_clock::from_time_t(1'800'000'000);
 
 TEST(SelfSignedTest, TheServingCertificateVerifiesAgainstItsCaForItsNamesAndTime) {
-  auto made = MakeServingCert({"rota-webhook-service.rota-system.svc", {"rota-webhook-service.rota-system"}, true, kNow,
-                               hours(24)});
+  auto made = MakeServingCert(
+      {"rota-webhook-service.rota-system.svc", {"rota-webhook-service.rota-system"}, true, kNow, hours(24)});
   ASSERT_TRUE(made.ok()) << made.status().message();
   EXPECT_NE(made->ca_pem, made->cert_pem);
   EXPECT_NE(made->key_pem.find("PRIVATE KEY"), std::string::npos);
   EXPECT_TRUE(VerifyServingCert(made->ca_pem, made->cert_pem, "rota-webhook-service.rota-system.svc", kNow).ok());
   EXPECT_TRUE(VerifyServingCert(made->ca_pem, made->cert_pem, "rota-webhook-service.rota-system", kNow).ok());
   EXPECT_FALSE(VerifyServingCert(made->ca_pem, made->cert_pem, "evil.example.com", kNow).ok());
-  EXPECT_FALSE(VerifyServingCert(made->ca_pem, made->cert_pem, "rota-webhook-service.rota-system.svc", kNow + hours(25)).ok());
+  EXPECT_FALSE(
+      VerifyServingCert(made->ca_pem, made->cert_pem, "rota-webhook-service.rota-system.svc", kNow + hours(25)).ok());
   auto not_after = CertNotAfter(made->cert_pem);
   ASSERT_TRUE(not_after.ok());
   EXPECT_EQ(*not_after, kNow + hours(24));
