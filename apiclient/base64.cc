@@ -1,4 +1,4 @@
-#include "base64.h"
+#include "rota/apiclient/base64.h"
 
 #include <openssl/evp.h>
 
@@ -21,6 +21,14 @@ bool Base64Decode(const std::string& in, std::string& out) {
   if (clean.size() > 1 && clean[clean.size() - 2] == '=') --len;
   out.assign(reinterpret_cast<char*>(buf.data()), len);
   return true;
+}
+
+std::string Base64Encode(const std::string& in) {
+  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
 }
 
 }  // namespace rota::apiclient

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <vector>
 
-#include "base64.h"
+#include "rota/apiclient/base64.h"
 
 namespace rota::apiclient {
 namespace {

@@ -46,6 +46,16 @@ bool IsAddress(const std::string& a) {
          host.find_first_not_of("0123456789abcdefABCDEF.:") == std::string_view::npos;
 }
 
+// A name the apiserver takes for a Secret, Service or namespace: lower-case letters, digits, '-'
+// and '.', beginning and ending with a letter or digit (DNS-1123), at most 63 characters.
+bool IsObjectName(const std::string& n) {
+  auto alnum = [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9'); };
+  if (n.empty() || n.size() > 63 || !alnum(n.front()) || !alnum(n.back())) return false;
+  for (char ch : n)
+    if (!alnum(ch) && ch != '-' && ch != '.') return false;
+  return true;
+}
+
 // One setting's value, with the setting's `path` ("rota.yaml: section.key") for errors.
 struct Setting {
   const std::string& key;
@@ -178,6 +188,16 @@ Status ApplyServer(RunConfig& c, const std::string& section, const Setting& s) {
   return Status::Ok();
 }
 
+Status ApplyCertManagement(RunConfig& c, const Setting& s) {
+  if (s.key == "enable") return s.Bool(c.internal_cert_management);
+  std::string& out = s.key == "namespace"            ? c.cert_namespace
+                     : s.key == "webhookServiceName" ? c.webhook_service_name
+                                                     : c.webhook_secret_name;
+  out = s.value.as<std::string>();
+  if (!IsObjectName(out)) return InvalidArgument(s.path + ": \"" + out + "\" is not a DNS-1123 name");
+  return Status::Ok();
+}
+
 Status Apply(RunConfig& c, const std::string& section, const Setting& s) {
   if (section == "clientConnection") return ApplyClientConnection(c, s);
   if (section == "leaderElection") return ApplyLeaderElection(c, s);
@@ -186,6 +206,7 @@ Status Apply(RunConfig& c, const std::string& section, const Setting& s) {
   if (section == "logging") return ApplyLogging(c, s);
   if (section == "waitForPodsReady") return ApplyWaitForPodsReady(c, s);
   if (section == "checkpoint" || section == "preemption") return ApplyCheckpoint(c, s);
+  if (section == "internalCertManagement") return ApplyCertManagement(c, s);
   return ApplyServer(c, section, s);
 }
 
@@ -203,6 +224,7 @@ const std::map<std::string, std::set<std::string>>& KnownSettings() {
       {"waitForPodsReady", {"enable", "timeout", "backoffBaseSeconds", "backoffMaxSeconds", "backoffLimitCount"}},
       {"checkpoint", {"defaultTimeout", "maxTimeout"}},
       {"preemption", {"minRuntime"}},
+      {"internalCertManagement", {"enable", "namespace", "webhookServiceName", "webhookSecretName"}},
   };
   return kKeys;
 }
@@ -214,7 +236,8 @@ Status ApplyAll(RunConfig& c, const YAML::Node& root, const std::string& source)
     if (allowed == KnownSettings().end()) {
       return InvalidArgument(source + ": " + name +
                              ": unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, "
-                             "logging, metrics, health, webhook, waitForPodsReady, checkpoint, preemption)");
+                             "logging, metrics, health, webhook, waitForPodsReady, checkpoint, preemption, "
+                             "internalCertManagement)");
     }
     if (!section.second.IsMap()) return InvalidArgument(source + ": " + name + ": must be a map");
     for (const auto& kv : section.second) {

@@ -19,6 +19,10 @@
 //   webhook: {bindAddress: "0", certFile: /tmp/k8s-webhook-server/serving-certs/tls.crt,
 //             keyFile: /tmp/k8s-webhook-server/serving-certs/tls.key}   # HTTPS admission webhooks;
 //                                            # off ("0") unless given an address such as ":9443"
+//   internalCertManagement: {enable: false,   # true: rota makes the webhooks' certificate itself,
+//                            webhookServiceName: rota-webhook-service,   # keeps it in this Secret
+//                            webhookSecretName: rota-webhook-server-cert, # of this namespace and
+//                            namespace: rota-system}   # trusts it in its webhook configurations
 //   waitForPodsReady: {enable: false, timeout: 5m, backoffBaseSeconds: 60, backoffMaxSeconds: 3600,
 //                      backoffLimitCount: 5}   # a gang must be Ready within timeout, or is requeued;
 //                                              # backoffLimitCount has no default (no limit)
@@ -74,6 +78,11 @@ struct RunConfig {
   std::string webhook_address = "0";
   std::string webhook_cert_file = "/tmp/k8s-webhook-server/serving-certs/tls.crt";
   std::string webhook_key_file = "/tmp/k8s-webhook-server/serving-certs/tls.key";
+  // Webhook certificates without cert-manager (serving/webhook_certs.h).
+  bool internal_cert_management = false;
+  std::string cert_namespace = "rota-system";
+  std::string webhook_service_name = "rota-webhook-service";
+  std::string webhook_secret_name = "rota-webhook-server-cert";
   // Gang readiness: an admitted Job whose pods are not all Ready (or Succeeded) within `timeout`
   // is evicted (PodsReadyTimeout) and requeued after base * 2^(n-1) seconds, capped; after
   // `backoff_limit` evictions (if set) it is deactivated.

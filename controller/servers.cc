@@ -4,6 +4,7 @@
 
 #include "self_signed.h"
 #include "webhook/serve.h"
+#include "webhook_certs.h"
 
 namespace rota::controller {
 
@@ -117,6 +118,21 @@ bool Servers::StartWebhooks(const webhook::ClusterView& view) {
   opts.address = p_.config.webhook_address;
   opts.cert_file = p_.config.webhook_cert_file;
   opts.key_file = p_.config.webhook_key_file;
+  if (p_.config.internal_cert_management) {
+    serving::WebhookCertConfig certs;
+    certs.ns = p_.config.cert_namespace;
+    certs.service_name = p_.config.webhook_service_name;
+    certs.secret_name = p_.config.webhook_secret_name;
+    auto cert = serving::EnsureWebhookCert(p_.client, certs, std::chrono::system_clock::now());
+    if (!cert.ok()) {
+      std::cerr << "internalCertManagement: " << cert.status().message() << "\n";
+      return false;
+    }
+    opts.cert_pem = cert->cert_pem;
+    opts.key_pem = cert->key_pem;
+    p_.log("info", "webhook certificate from Secret " + certs.ns + "/" + certs.secret_name + ", trusted by rota's " +
+                       "webhook configurations");
+  }
   auto s = HttpsServer::Start(
       opts, {{"/healthz", [] { return kOk; }}},
       [this, &view](const std::string& path, std::string_view body) {

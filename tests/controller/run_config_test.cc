@@ -60,6 +60,19 @@ TEST(RunConfigTest, MetricsStayOnThisHostUnlessServedSecurely) {
   EXPECT_EQ(files->metrics_key_file, "/c/tls.key");
 }
 
+TEST(RunConfigTest, InternalCertManagementNamesItsSecretAndService) {
+  Result<RunConfig> c = ParseRunConfig(
+      "internalCertManagement: {enable: true, namespace: ops, webhookServiceName: q-webhooks, webhookSecretName: "
+      "q-cert}",
+      "rota.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->internal_cert_management);
+  EXPECT_EQ(c->cert_namespace, "ops");
+  EXPECT_EQ(c->webhook_service_name, "q-webhooks");
+  EXPECT_EQ(c->webhook_secret_name, "q-cert");
+  EXPECT_FALSE(ParseRunConfig("", "rota.yaml")->internal_cert_management);
+}
+
 TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
   struct Case {
     const char* text;
@@ -68,12 +81,15 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
   for (const Case& c : {
            Case{"tracing: {port: 8080}",
                 "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, "
-                "scheduling, logging, metrics, health, webhook, waitForPodsReady, checkpoint, preemption)"},
+                "scheduling, logging, metrics, health, webhook, waitForPodsReady, checkpoint, preemption, "
+                "internalCertManagement)"},
            Case{"metrics: {bindAddress: here}",
                 "rota.yaml: metrics.bindAddress: \"here\" is not host:port, :port or 0"},
            Case{"webhook: {bindAddress: \"9443\"}",
                 "rota.yaml: webhook.bindAddress: \"9443\" is not host:port, :port or 0"},
            Case{"webhook: {certFile: \"\"}", "rota.yaml: webhook.certFile: must name a PEM file"},
+           Case{"internalCertManagement: {webhookSecretName: My_Secret}",
+                "rota.yaml: internalCertManagement.webhookSecretName: \"My_Secret\" is not a DNS-1123 name"},
            Case{"metrics: {secureServing: yes please}", "rota.yaml: metrics.secureServing: must be true or false"},
            Case{"metrics: {secureServing: true, certFile: /c/tls.crt}",
                 "rota.yaml: metrics.certFile and metrics.keyFile go together"},

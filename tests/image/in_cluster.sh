@@ -10,7 +10,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/unpack.sh"
 BUILD=$1 REPO=$2
-NS=rota-image-test
+NS=rota-image-test-$$  # (a fresh one: the last run's may still be terminating)
 work=$(mktemp -d)
 rota_pid=""
 fail() {
@@ -18,8 +18,13 @@ fail() {
   [[ -f $work/rota.log ]] && { echo "--- rota's log (last 40 lines)" >&2; tail -n 40 "$work/rota.log" >&2; }
   exit 1
 }
+webhooks_applied=""
 cleanup() {
   [[ -n $rota_pid ]] && kill "$rota_pid" 2>/dev/null && wait "$rota_pid" 2>/dev/null
+  if [[ -n $webhooks_applied ]]; then
+    kubectl delete mutatingwebhookconfiguration rota-mutating-webhook-configuration --ignore-not-found >/dev/null 2>&1
+    kubectl delete validatingwebhookconfiguration rota-validating-webhook-configuration --ignore-not-found >/dev/null 2>&1
+  fi
   kubectl delete namespace "$NS" --wait=false --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrolebinding rota-image-test-scraper --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete workloadpriorityclass rota-image-test-low rota-image-test-high clusterqueue rota-image-test \
@@ -165,4 +170,45 @@ kill -0 "$rota_pid" || fail "rota exited"
 if grep -E -i '\b403\b|forbidden' "$work/rota.log" >&2; then
   fail "rota was refused by the apiserver with config/rbac's rights (lines above)"
 fi
+# internalCertManagement (config/dev): with only config/dev's extra rights, rota makes its webhook
+# certificate, keeps it in the Secret, makes the webhook configurations trust its CA, and serves
+# it. (No Job is created meanwhile: nothing routes the apiserver's webhook calls to this process.)
+kill "$rota_pid"
+wait "$rota_pid" || true
+rota_pid=""
+kubectl apply -f "$REPO/config/dev/cert-rbac.yaml" >/dev/null
+kubectl delete secret -n rota-system rota-webhook-server-cert --ignore-not-found >/dev/null
+kubectl kustomize "$REPO/config/dev" | python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(sys.stdin):
+    if d and d["kind"].endswith("WebhookConfiguration"):
+        print("---"); print(yaml.safe_dump(d))' | kubectl apply -f - >/dev/null
+webhooks_applied=1
+cat >"$root/etc/rota/rota.yaml" <<YAML
+metrics: {bindAddress: "0"}
+health: {bindAddress: "0"}
+webhook: {bindAddress: "127.0.0.1:0"}
+internalCertManagement: {enable: true}
+YAML
+env -i KUBERNETES_SERVICE_HOST="${hostport%:*}" KUBERNETES_SERVICE_PORT="${hostport##*:}" \
+  "$(command -v chroot)" --userspec="$user" "$root" /usr/bin/rota run --config /etc/rota/rota.yaml \
+  >"$work/rota.log" 2>&1 &
+rota_pid=$!
+webhook_port() { sed -n 's/.*admission webhooks over HTTPS on port \([0-9]*\).*/\1/p' "$work/rota.log" | grep .; }
+wait_for 30 "the webhooks serving with rota's own certificate" webhook_port
+kubectl get secret -n rota-system rota-webhook-server-cert -o jsonpath='{.data.ca\.crt}' | base64 -d >"$work/ca.crt"
+bundles=$(for kind in mutatingwebhookconfiguration/rota-mutating-webhook-configuration \
+  validatingwebhookconfiguration/rota-validating-webhook-configuration; do
+  kubectl get "$kind" -o jsonpath='{range .webhooks[*]}{.clientConfig.caBundle}{"\n"}{end}'
+done | sort -u)
+[[ $(wc -l <<<"$bundles") == 1 && $(base64 -d <<<"$bundles") == "$(cat "$work/ca.crt")" ]] ||
+  fail "the webhooks do not all trust the Secret's CA"
+# (s_client prints a verdict per session, and a TLS 1.3 ticket may make a second one.)
+verdicts=$(openssl s_client -connect "127.0.0.1:$(webhook_port)" -CAfile "$work/ca.crt" \
+  -verify_hostname rota-webhook-service.rota-system.svc -verify_return_error </dev/null 2>&1 |
+  sed -n 's/.*Verify return code: //p' | sort -u)
+[[ $verdicts == "0 (ok)" ]] ||
+  fail "the webhook server's certificate does not verify against the Secret's CA for the Service's name: $verdicts"
+echo "ok: internalCertManagement: Secret, caBundle and the served certificate agree"
+
 echo "ok: rota from the image, as ServiceAccount rota-system/rota-controller, led, admitted, preempted, wrote status and Events, and served /metrics to an authorized token only, with no 403 of its own"

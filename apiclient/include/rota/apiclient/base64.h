@@ -1,6 +1,7 @@
 #pragma once
 
-// Base64 decoding for kubeconfig *-data fields (OpenSSL's EVP decoder).
+// Base64 for the apiserver's byte fields: kubeconfig *-data, Secret data, caBundle (OpenSSL's EVP
+// encoder and decoder).
 
 #include <string>
 
@@ -8,5 +9,7 @@ namespace rota::apiclient {
 
 // Decodes standard base64 (whitespace ignored); false when `in` is not valid base64.
 bool Base64Decode(const std::string& in, std::string& out);
+// Encodes as standard base64 with padding, on one line.
+std::string Base64Encode(const std::string& in);
 
 }  // namespace rota::apiclient

@@ -1,0 +1,116 @@
+#include "webhook_certs.h"
+
+#include "rota/apiclient/base64.h"
+
+namespace rota::serving {
+
+namespace {
+
+using apiclient::Json;
+const apiclient::Resource kSecrets = apiclient::Resource::Core("secrets");
+const apiclient::Resource kMutating{"admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", false};
+const apiclient::Resource kValidating{"admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", false};
+
+std::string Field(const Json& secret, const char* key) {
+  std::string out;
+  const Json* data = secret.contains("data") ? &secret["data"] : nullptr;
+  if (!data || !data->contains(key) || !(*data)[key].is_string()) return "";
+  return apiclient::Base64Decode((*data)[key].get<std::string>(), out) ? out : "";
+}
+
+// The pair the Secret holds, if it is still good for `renew_before` for every DNS name.
+std::optional<ServingCert> Usable(const Json& secret, const WebhookCertConfig& c,
+                                  std::chrono::system_clock::time_point now) {
+  ServingCert cert{Field(secret, "ca.crt"), Field(secret, "tls.crt"), Field(secret, "tls.key"), {}};
+  if (cert.ca_pem.empty() || cert.cert_pem.empty() || cert.key_pem.empty()) return std::nullopt;
+  for (const auto& name : ServiceDnsNames(c))
+    if (!VerifyServingCert(cert.ca_pem, cert.cert_pem, name, now + c.renew_before).ok()) return std::nullopt;
+  auto not_after = CertNotAfter(cert.cert_pem);
+  if (!not_after.ok()) return std::nullopt;
+  cert.not_after = *not_after;
+  return cert;
+}
+
+Json SecretData(const ServingCert& cert) {
+  return {{"ca.crt", apiclient::Base64Encode(cert.ca_pem)},
+          {"tls.crt", apiclient::Base64Encode(cert.cert_pem)},
+          {"tls.key", apiclient::Base64Encode(cert.key_pem)}};
+}
+
+// Reads the Secret, and replaces it when it cannot be used; a lost race re-reads it.
+Result<ServingCert> EnsureSecret(apiclient::Client& client, const WebhookCertConfig& c,
+                                 std::chrono::system_clock::time_point now) {
+  const std::string what = "Secret " + c.ns + "/" + c.secret_name;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto got = client.Get(kSecrets, c.ns, c.secret_name);
+    if (!got.ok() && !got.error().IsNotFound()) return InvalidArgument(what + ": " + got.error().ToString());
+    if (got.ok())
+      if (auto cert = Usable(*got, c, now)) return *cert;
+    const auto names = ServiceDnsNames(c);
+    auto made = MakeServingCert({names[0], names, false, now});
+    if (!made.ok()) return made.status();
+    apiclient::ApiResult<Json> written = got.ok() ? [&] {
+      Json secret = *got;
+      secret["type"] = "kubernetes.io/tls";
+      secret["data"] = SecretData(*made);
+      return client.Update(kSecrets, c.ns, secret);
+    }()
+                                                  : client.Create(kSecrets, c.ns,
+                                                                  {{"apiVersion", "v1"},
+                                                                   {"kind", "Secret"},
+                                                                   {"metadata", {{"name", c.secret_name},
+                                                                                 {"namespace", c.ns}}},
+                                                                   {"type", "kubernetes.io/tls"},
+                                                                   {"data", SecretData(*made)}});
+    if (written.ok()) return *made;
+    if (!written.error().IsConflict()) return InvalidArgument(what + ": " + written.error().ToString());
+  }
+  return InvalidArgument(what + ": kept changing while rota wrote it");
+}
+
+// Sets caBundle on every webhook of one configuration (a JSON patch, one op per webhook).
+Status Trust(apiclient::Client& client, const apiclient::Resource& kind, const std::string& name,
+             const std::string& ca_bundle) {
+  const std::string what = (kind.plural == kMutating.plural ? "MutatingWebhookConfiguration "
+                                                            : "ValidatingWebhookConfiguration ") +
+                           name;
+  auto got = client.Get(kind, "", name);
+  if (!got.ok()) return InvalidArgument(what + ": " + got.error().ToString());
+  Json ops = Json::array();
+  const Json& hooks = got->value("webhooks", Json::array());
+  for (size_t i = 0; i < hooks.size(); ++i) {
+    if (hooks[i].contains("clientConfig") && hooks[i]["clientConfig"].value("caBundle", "") == ca_bundle) continue;
+    Json op = {{"op", "add"}, {"path", "/webhooks/" + std::to_string(i) + "/clientConfig/caBundle"},
+               {"value", ca_bundle}};
+    ops.push_back(std::move(op));
+  }
+  if (ops.empty()) return Status::Ok();
+  // (A test op first: a configuration changed since the read is refused, not half-patched.)
+  Json test = {{"op", "test"}, {"path", "/metadata/resourceVersion"},
+               {"value", (*got)["metadata"].value("resourceVersion", "")}};
+  ops.insert(ops.begin(), std::move(test));
+  auto patched = client.Patch(kind, "", name, apiclient::PatchType::kJson, ops);
+  if (!patched.ok()) return InvalidArgument(what + ": " + patched.error().ToString());
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::vector<std::string> ServiceDnsNames(const WebhookCertConfig& c) {
+  const std::string svc = c.service_name + "." + c.ns + ".svc";
+  return {svc, svc + ".cluster.local"};
+}
+
+Result<ServingCert> EnsureWebhookCert(apiclient::Client& client, const WebhookCertConfig& config,
+                                      std::chrono::system_clock::time_point now) {
+  auto cert = EnsureSecret(client, config, now);
+  if (!cert.ok()) return cert;
+  const std::string bundle = apiclient::Base64Encode(cert->ca_pem);
+  for (const auto& name : config.mutating)
+    if (Status s = Trust(client, kMutating, name, bundle); !s.ok()) return s;
+  for (const auto& name : config.validating)
+    if (Status s = Trust(client, kValidating, name, bundle); !s.ok()) return s;
+  return cert;
+}
+
+}  // namespace rota::serving
