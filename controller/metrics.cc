@@ -83,6 +83,8 @@ Metrics::Metrics() {
   // rota's own.
   Define("rota_events_dropped_total", Type::kCounter,
          "Events not written because too many were waiting (Events are best effort)");
+  Define("rota_leader", Type::kGauge,
+         "1 on the replica that holds the leader Lease and schedules, 0 on one standing by for it");
   Define("rota_status_writes_total", Type::kCounter,
          "Status writes sent by the queue controller, per 'result' (success, error)");
   Define("rota_status_writes_queued", Type::kGauge,

@@ -31,6 +31,7 @@ Servers::~Servers() {
 HttpReply Servers::RenderMetrics() {
   p_.controller.ExportWriterMetrics();
   p_.metrics.Set("rota_events_dropped_total", {}, static_cast<double>(p_.events.dropped()));
+  p_.metrics.Set("rota_leader", {}, p_.standing_by ? 0 : 1);
   return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", p_.metrics.Render()};
 }
 

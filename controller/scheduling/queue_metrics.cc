@@ -7,6 +7,13 @@
 namespace rota::controller {
 namespace {
 
+bool MissesFlavor(const api::ClusterQueue& cq, const std::unordered_set<std::string_view>& flavors) {
+  for (const auto& g : cq.spec.resource_groups)
+    for (const auto& f : g.flavors)
+      if (!flavors.count(f.name)) return true;
+  return false;
+}
+
 using Series = GaugeSeries;
 
 const std::vector<std::string>& GaugeNames() {
@@ -103,12 +110,13 @@ void QueueMetrics::RecordDecisions(const api::SnapshotBuilder& builder, const ad
              pass_seconds);
 }
 
-GaugeSeries QueueMetrics::MakeSeries(const api::ClusterQueue& cq, const std::vector<double>& values,
+GaugeSeries QueueMetrics::MakeSeries(const api::ClusterQueue& cq, const std::vector<double>& values, bool flavors_found,
                                      Metrics::GaugeValues& gauges) const {
   const std::string& name = cq.metadata.name;
   Series series = CountSeries(cq);
   for (size_t i = 0; i < series.size(); ++i) gauges[series[i].first][series[i].second] = values[i];
-  const bool active = cq.spec.stop_policy == api::StopPolicy::kNone && cq.unusable.empty();
+  // (Active as its Active condition says: not stopped, a spec rota can use, every flavor there.)
+  const bool active = cq.spec.stop_policy == api::StopPolicy::kNone && cq.unusable.empty() && flavors_found;
   for (const std::string st : {"pending", "active", "terminating"}) {
     gauges["kueue_cluster_queue_status"][{{"cluster_queue", name}, {"status", st}}] =
         (st == "active") == active && st != "terminating" ? 1 : 0;
@@ -135,14 +143,18 @@ void QueueMetrics::RecordGauges(const api::ClusterState& state, const CountsByNa
   std::vector<std::string> owners;  // the queues whose series are replaced
   std::vector<std::pair<Metrics::GaugeSlot, double>> by_slot;
   std::vector<std::pair<const api::ClusterQueue*, Series>> remade;  // with their count series
-  std::unordered_set<std::string_view> present;
+  std::unordered_set<std::string_view> present, flavors;
+  for (const auto& f : state.flavors) flavors.insert(f.metadata.name);
   for (const auto& cq : state.cluster_queues) {
     const std::string& name = cq.metadata.name;
     present.insert(name);
     const QueueCounts& c = CountsOf(counts, name);
-    // (The spec by its generation, which the status does not move; by resourceVersion without one.)
+    // (The spec by its generation, which the status does not move; by resourceVersion without one;
+    // and whether a flavor it names is missing, which makes it inactive as its status says.)
+    const bool flavor_missing = MissesFlavor(cq, flavors);
     std::string version =
         cq.metadata.generation ? "#" + std::to_string(*cq.metadata.generation) : cq.metadata.resource_version;
+    if (flavor_missing && !version.empty()) version += "/flavor-missing";
     auto memo = gauge_memo_.find(name);
     const bool same_spec = memo != gauge_memo_.end() && !version.empty() && memo->second.version == version;
     if (same_spec && memo->second.Same(c)) continue;
@@ -155,7 +167,7 @@ void QueueMetrics::RecordGauges(const api::ClusterState& state, const CountsByNa
     GaugeMemo& fresh = gauge_memo_[name] = GaugeMemo{version};
     fresh.Set(c);
     owners.push_back(name);
-    remade.emplace_back(&cq, MakeSeries(cq, values, gauges));
+    remade.emplace_back(&cq, MakeSeries(cq, values, !flavor_missing, gauges));
   }
   for (auto it = gauge_memo_.begin(); it != gauge_memo_.end();) {
     if (present.count(it->first)) {

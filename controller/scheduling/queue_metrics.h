@@ -40,8 +40,9 @@ class QueueMetrics {
                        const std::vector<Drained>& drained, double pass_seconds, double now_seconds);
   void RecordGauges(const api::ClusterState& state, const CountsByName& counts);
   // Makes all of a ClusterQueue's gauge series into `gauges`, with `values` for those that
-  // follow its counts; returns those (kept to find their slots once the registry holds them).
-  GaugeSeries MakeSeries(const api::ClusterQueue& cq, const std::vector<double>& values,
+  // follow its counts (`flavors_found`: every flavor it names exists); returns those (kept to
+  // find their slots once the registry holds them).
+  GaugeSeries MakeSeries(const api::ClusterQueue& cq, const std::vector<double>& values, bool flavors_found,
                          Metrics::GaugeValues& gauges) const;
 
   // What each ClusterQueue's gauges were last made from: the spec's generation (or

@@ -83,5 +83,16 @@ TEST_F(QueueMetricsTest, AStoppedQueueShowsInItsStatusGauge) {
   EXPECT_TRUE(Has(text, R"(kueue_cluster_queue_status{cluster_queue="team",status="pending"} 1)")) << text;
 }
 
+TEST_F(QueueMetricsTest, AQueueNamingAMissingFlavorIsPendingUntilTheFlavorComes) {
+  const api::ResourceFlavor gpu = state_.flavors.at(0);
+  state_.flavors.clear();
+  std::string text = Pass({});
+  EXPECT_TRUE(Has(text, R"(kueue_cluster_queue_status{cluster_queue="team",status="pending"} 1)")) << text;
+  state_.flavors.push_back(gpu);  // (the queue's spec, and so its generation, unchanged)
+  text = Pass({});
+  EXPECT_TRUE(Has(text, R"(kueue_cluster_queue_status{cluster_queue="team",status="active"} 1)")) << text;
+  EXPECT_TRUE(Has(text, R"(kueue_cluster_queue_status{cluster_queue="team",status="pending"} 0)")) << text;
+}
+
 }  // namespace
 }  // namespace rota::controller
