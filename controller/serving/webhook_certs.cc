@@ -71,22 +71,22 @@ Result<ServingCert> EnsureSecret(apiclient::Client& client, const WebhookCertCon
 // Sets caBundle on every webhook of one configuration (a JSON patch, one op per webhook).
 Status Trust(apiclient::Client& client, const apiclient::Resource& kind, const std::string& name,
              const std::string& ca_bundle) {
-  const std::string what = (kind.plural == kMutating.plural ? "MutatingWebhookConfiguration "
-                                                            : "ValidatingWebhookConfiguration ") +
-                           name;
+  const std::string what =
+      (kind.plural == kMutating.plural ? "MutatingWebhookConfiguration " : "ValidatingWebhookConfiguration ") + name;
   auto got = client.Get(kind, "", name);
   if (!got.ok()) return InvalidArgument(what + ": " + got.error().ToString());
   Json ops = Json::array();
   const Json& hooks = got->value("webhooks", Json::array());
   for (size_t i = 0; i < hooks.size(); ++i) {
     if (hooks[i].contains("clientConfig") && hooks[i]["clientConfig"].value("caBundle", "") == ca_bundle) continue;
-    Json op = {{"op", "add"}, {"path", "/webhooks/" + std::to_string(i) + "/clientConfig/caBundle"},
-               {"value", ca_bundle}};
+    Json op = {
+        {"op", "add"}, {"path", "/webhooks/" + std::to_string(i) + "/clientConfig/caBundle"}, {"value", ca_bundle}};
     ops.push_back(std::move(op));
   }
   if (ops.empty()) return Status::Ok();
   // (A test op first: a configuration changed since the read is refused, not half-patched.)
-  Json test = {{"op", "test"}, {"path", "/metadata/resourceVersion"},
+  Json test = {{"op", "test"},
+               {"path", "/metadata/resourceVersion"},
                {"value", (*got)["metadata"].value("resourceVersion", "")}};
   ops.insert(ops.begin(), std::move(test));
   auto patched = client.Patch(kind, "", name, apiclient::PatchType::kJson, ops);

@@ -27,8 +27,9 @@ cleanup() {
   fi
   kubectl delete namespace "$NS" --wait=false --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete clusterrolebinding rota-image-test-scraper --ignore-not-found >/dev/null 2>&1 || true
-  kubectl delete workloadpriorityclass rota-image-test-low rota-image-test-high clusterqueue rota-image-test \
-    --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete workloadpriorityclass rota-image-test-low rota-image-test-high --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete clusterqueue rota-image-test --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete resourceflavor rota-image-test --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete lease -n rota-system rota-controller --ignore-not-found >/dev/null 2>&1 || true
   rm -rf "$work"
 }
