@@ -9,6 +9,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$HERE/unpack.sh"
+source "$HERE/../support/kueue_objects.sh"
 BUILD=$1 REPO=$2
 NS=rota-image-test-$$  # (a fresh one: the last run's may still be terminating)
 work=$(mktemp -d)
@@ -25,11 +26,8 @@ cleanup() {
     kubectl delete mutatingwebhookconfiguration rota-mutating-webhook-configuration --ignore-not-found >/dev/null 2>&1
     kubectl delete validatingwebhookconfiguration rota-validating-webhook-configuration --ignore-not-found >/dev/null 2>&1
   fi
-  kubectl delete namespace "$NS" --wait=false --ignore-not-found >/dev/null 2>&1 || true
+  delete_queue rota-image-test "$NS"
   kubectl delete clusterrolebinding rota-image-test-scraper --ignore-not-found >/dev/null 2>&1 || true
-  kubectl delete workloadpriorityclass rota-image-test-low rota-image-test-high --ignore-not-found >/dev/null 2>&1 || true
-  kubectl delete clusterqueue rota-image-test --ignore-not-found >/dev/null 2>&1 || true
-  kubectl delete resourceflavor rota-image-test --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete lease -n rota-system rota-controller --ignore-not-found >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -78,59 +76,8 @@ env -i KUBERNETES_SERVICE_HOST="${hostport%:*}" KUBERNETES_SERVICE_PORT="${hostp
   >"$work/rota.log" 2>&1 &
 rota_pid=$!
 
-kubectl apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Namespace
-metadata: {name: $NS}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: rota-image-test}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: rota-image-test-low}
-value: 10
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: rota-image-test-high}
-value: 1000
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: rota-image-test}
-spec:
-  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $NS}}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: rota-image-test
-      resources: [{name: cpu, nominalQuota: "1"}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: main, namespace: $NS}
-spec: {clusterQueue: rota-image-test}
-YAML
-job() {  # job NAME PRIORITY
-  kubectl apply -n "$NS" -f - >/dev/null <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: $1
-  labels: {kueue.x-k8s.io/queue-name: main, kueue.x-k8s.io/priority-class: $2}
-  annotations: {rota.dev/checkpoint: "true", rota.dev/checkpoint-timeout: "2s"}
-spec:
-  suspend: true
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - {name: main, image: busybox, resources: {requests: {cpu: "1"}}}
-YAML
-}
+make_queue rota-image-test "$NS" 1
+job() { submit_job rota-image-test "$NS" "$1" "$2" 1; }  # job NAME PRIORITY
 unsuspended() { [[ $(kubectl get job -n "$NS" "$1" -o jsonpath='{.spec.suspend}') == false ]]; }
 has_pod() { [[ -n $(kubectl get pods -n "$NS" -l batch.kubernetes.io/job-name="$1" -o name) ]]; }
 held() { [[ $(kubectl get lease -n rota-system rota-controller -o jsonpath='{.spec.holderIdentity}') != "" ]]; }
@@ -139,11 +86,11 @@ suspended() { [[ $(kubectl get job -n "$NS" "$1" -o jsonpath='{.spec.suspend}') 
 has_event() { kubectl get events -n "$NS" -o jsonpath='{.items[*].reason}' | grep -qw "$1"; }
 
 wait_for 60 "rota taking the Lease" held
-job low rota-image-test-low
+job low low
 wait_for 60 "the low-priority Job's admission" unsuspended low
 wait_for 60 "the low-priority Job's pod" has_pod low
 wait_for 30 "ClusterQueue status showing 1 admitted workload" cq_admitted 1
-job high rota-image-test-high
+job high high
 wait_for 60 "the low-priority Job's suspension (checkpoint timeout, then preemption)" suspended low
 wait_for 60 "the high-priority Job's admission" unsuspended high
 wait_for 30 "a Preempted Event" has_event Preempted
@@ -191,25 +138,52 @@ health: {bindAddress: "0"}
 webhook: {bindAddress: "127.0.0.1:0"}
 internalCertManagement: {enable: true}
 YAML
-env -i KUBERNETES_SERVICE_HOST="${hostport%:*}" KUBERNETES_SERVICE_PORT="${hostport##*:}" \
-  "$(command -v chroot)" --userspec="$user" "$root" /usr/bin/rota run --config /etc/rota/rota.yaml \
-  >"$work/rota.log" 2>&1 &
-rota_pid=$!
 webhook_port() { sed -n 's/.*admission webhooks over HTTPS on port \([0-9]*\).*/\1/p' "$work/rota.log" | grep .; }
-wait_for 30 "the webhooks serving with rota's own certificate" webhook_port
-kubectl get secret -n rota-system rota-webhook-server-cert -o jsonpath='{.data.ca\.crt}' | base64 -d >"$work/ca.crt"
-bundles=$(for kind in mutatingwebhookconfiguration/rota-mutating-webhook-configuration \
-  validatingwebhookconfiguration/rota-validating-webhook-configuration; do
-  kubectl get "$kind" -o jsonpath='{range .webhooks[*]}{.clientConfig.caBundle}{"\n"}{end}'
-done | sort -u)
-[[ $(wc -l <<<"$bundles") == 1 && $(base64 -d <<<"$bundles") == "$(cat "$work/ca.crt")" ]] ||
-  fail "the webhooks do not all trust the Secret's CA"
-# (s_client prints a verdict per session, and a TLS 1.3 ticket may make a second one.)
-verdicts=$(openssl s_client -connect "127.0.0.1:$(webhook_port)" -CAfile "$work/ca.crt" \
-  -verify_hostname rota-webhook-service.rota-system.svc -verify_return_error </dev/null 2>&1 |
-  sed -n 's/.*Verify return code: //p' | sort -u)
-[[ $verdicts == "0 (ok)" ]] ||
-  fail "the webhook server's certificate does not verify against the Secret's CA for the Service's name: $verdicts"
-echo "ok: internalCertManagement: Secret, caBundle and the served certificate agree"
+secret_field() { kubectl get secret -n rota-system rota-webhook-server-cert -o jsonpath="{.data.${1//./\\.}}" | base64 -d; }
+# serve_own_cert: starts rota, waits for its webhooks, and checks that the Secret's CA is what
+# every webhook trusts and what the served certificate verifies against for the Service's name.
+serve_own_cert() {
+  env -i KUBERNETES_SERVICE_HOST="${hostport%:*}" KUBERNETES_SERVICE_PORT="${hostport##*:}" \
+    "$(command -v chroot)" --userspec="$user" "$root" /usr/bin/rota run --config /etc/rota/rota.yaml \
+    >"$work/rota.log" 2>&1 &
+  rota_pid=$!
+  wait_for 30 "the webhooks serving with rota's own certificate" webhook_port
+  secret_field ca.crt >"$work/ca.crt"
+  local bundles verdicts
+  bundles=$(for kind in mutatingwebhookconfiguration/rota-mutating-webhook-configuration \
+    validatingwebhookconfiguration/rota-validating-webhook-configuration; do
+    kubectl get "$kind" -o jsonpath='{range .webhooks[*]}{.clientConfig.caBundle}{"\n"}{end}'
+  done | sort -u)
+  [[ $(wc -l <<<"$bundles") == 1 && $(base64 -d <<<"$bundles") == "$(cat "$work/ca.crt")" ]] ||
+    fail "the webhooks do not all trust the Secret's CA"
+  # (s_client prints a verdict per session, and a TLS 1.3 ticket may make a second one.)
+  verdicts=$(openssl s_client -connect "127.0.0.1:$(webhook_port)" -CAfile "$work/ca.crt" \
+    -verify_hostname rota-webhook-service.rota-system.svc -verify_return_error </dev/null 2>&1 |
+    sed -n 's/.*Verify return code: //p' | sort -u)
+  [[ $verdicts == "0 (ok)" ]] ||
+    fail "the webhook server's certificate does not verify against the Secret's CA for the Service's name: $verdicts"
+  kill "$rota_pid"
+  wait "$rota_pid" || true
+  rota_pid=""
+}
+serve_own_cert
+# A serving certificate 10 days from expiry is renewed at start, signed by the same CA, so the
+# webhook configurations and other replicas need no change.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 -subj /CN=test-ca \
+  -addext basicConstraints=critical,CA:TRUE -keyout "$work/old-ca.key" -out "$work/old-ca.crt" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=rota-webhook-service.rota-system.svc \
+  -keyout "$work/old.key" -out "$work/old.csr" 2>/dev/null
+printf 'subjectAltName=DNS:rota-webhook-service.rota-system.svc,DNS:rota-webhook-service.rota-system.svc.cluster.local\n' \
+  >"$work/san.ext"
+openssl x509 -req -in "$work/old.csr" -CA "$work/old-ca.crt" -CAkey "$work/old-ca.key" -CAcreateserial -days 10 \
+  -extfile "$work/san.ext" -out "$work/old.crt" 2>/dev/null
+kubectl delete secret -n rota-system rota-webhook-server-cert >/dev/null
+kubectl create secret generic -n rota-system rota-webhook-server-cert --type kubernetes.io/tls \
+  --from-file=ca.crt="$work/old-ca.crt" --from-file=ca.key="$work/old-ca.key" \
+  --from-file=tls.crt="$work/old.crt" --from-file=tls.key="$work/old.key" >/dev/null
+serve_own_cert
+cmp -s "$work/ca.crt" "$work/old-ca.crt" || fail "renewing the serving certificate replaced the CA"
+[[ $(secret_field tls.crt) != "$(cat "$work/old.crt")" ]] || fail "a certificate 10 days from expiry was not renewed"
+echo "ok: internalCertManagement: Secret, caBundle and the served certificate agree; renewal keeps the CA"
 
 echo "ok: rota from the image, as ServiceAccount rota-system/rota-controller, led, admitted, preempted, wrote status and Events, and served /metrics to an authorized token only, with no 403 of its own"

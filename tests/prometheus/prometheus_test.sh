@@ -8,6 +8,7 @@
 #   tests/prometheus/prometheus_test.sh BUILD_DIR REPO    (KUBECONFIG: the local control plane)
 set -euo pipefail
 BUILD=$1 REPO=$2
+source "$REPO/tests/support/kueue_objects.sh"
 NS=rota-prom-test-$$
 work=$(mktemp -d)
 pids=()
@@ -20,10 +21,7 @@ fail() {
 }
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-  kubectl delete namespace "$NS" --wait=false --ignore-not-found >/dev/null 2>&1 || true
-  kubectl delete clusterqueue "$NS" --ignore-not-found >/dev/null 2>&1 || true
-  kubectl delete workloadpriorityclass "$NS-low" "$NS-high" --ignore-not-found >/dev/null 2>&1 || true
-  kubectl delete resourceflavor "$NS" --ignore-not-found >/dev/null 2>&1 || true
+  delete_queue "$NS" "$NS"
   kubectl delete clusterrolebinding "$NS-scraper" --ignore-not-found >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -43,50 +41,11 @@ kubectl get configmap rota-local-control-plane -n kube-system >/dev/null 2>&1 ||
   fail "refusing to run against a cluster that is not hack/cluster.sh's local control plane"
 command -v prometheus >/dev/null && command -v promtool >/dev/null || fail "prometheus and promtool are missing (make deps)"
 kubectl apply --server-side --force-conflicts -f "$REPO/crds" >/dev/null
-kubectl apply -f "$REPO/config/rbac/role.yaml" >/dev/null 2>&1 || true  # (rota-metrics-reader; rota-system may not exist)
 kubectl create namespace rota-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl apply -k "$REPO/config/rbac" >/dev/null
 
-kubectl apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Namespace
-metadata: {name: $NS}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: $NS}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: $NS-low}
-value: 10
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: $NS-high}
-value: 1000
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: $NS}
-spec:
-  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $NS}}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: $NS
-      resources: [{name: cpu, nominalQuota: "2"}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: main, namespace: $NS}
-spec: {clusterQueue: $NS}
----
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: scraper, namespace: $NS}
-YAML
+make_queue "$NS" "$NS" 2
+kubectl create serviceaccount -n "$NS" scraper >/dev/null
 kubectl create clusterrolebinding "$NS-scraper" --clusterrole rota-metrics-reader --serviceaccount "$NS:scraper" >/dev/null
 kubectl create token -n "$NS" scraper --duration 1h >"$work/token"
 
@@ -117,22 +76,7 @@ pids+=($!)
 scraped() { curl -sf "http://127.0.0.1:$prom_port/api/v1/query?query=up%7Bjob%3D%22rota%22%7D%3D%3D1" | grep -q '"value"'; }
 wait_for 60 "Prometheus scraping rota over HTTPS with the reader's token" scraped
 
-job() {  # job NAME PRIORITY CPU
-  kubectl apply -n "$NS" -f - >/dev/null <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: $1
-  labels: {kueue.x-k8s.io/queue-name: main, kueue.x-k8s.io/priority-class: $NS-$2}
-  annotations: {rota.dev/checkpoint: "true", rota.dev/checkpoint-timeout: "2s"}
-spec:
-  suspend: true
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: main, image: busybox, resources: {requests: {cpu: "$3"}}}]
-YAML
-}
+job() { submit_job "$NS" "$NS" "$@"; }  # job NAME PRIORITY CPU
 job low-1 low 1
 job low-2 low 1
 job low-3 low 1

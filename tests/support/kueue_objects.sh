@@ -1,0 +1,77 @@
+# Sourced by the shell integration tests: a small queue of their own and Jobs for it.
+#
+#   make_queue PREFIX NS CPU   Namespace NS; ResourceFlavor PREFIX; WorkloadPriorityClasses
+#                              PREFIX-low (10) and PREFIX-high (1000); ClusterQueue PREFIX with
+#                              CPU cpus of nominal quota, preempting lower priority within it;
+#                              LocalQueue NS/main
+#   submit_job PREFIX NS NAME PRIORITY CPU
+#                              a suspended Job in NS/main at PREFIX-PRIORITY, asking to checkpoint
+#                              (2s to answer) before it is preempted
+#   delete_queue PREFIX NS     all of the above (the namespace without waiting)
+
+make_queue() {
+  local prefix=$1 ns=$2 cpu=$3
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: $ns}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: $prefix}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: $prefix-low}
+value: 10
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: $prefix-high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: $prefix}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $ns}}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: $prefix
+      resources: [{name: cpu, nominalQuota: "$cpu"}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: main, namespace: $ns}
+spec: {clusterQueue: $prefix}
+YAML
+}
+
+submit_job() {
+  local prefix=$1 ns=$2 name=$3 priority=$4 cpu=$5
+  kubectl apply -n "$ns" -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $name
+  labels: {kueue.x-k8s.io/queue-name: main, kueue.x-k8s.io/priority-class: $prefix-$priority}
+  annotations: {rota.dev/checkpoint: "true", rota.dev/checkpoint-timeout: "2s"}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, resources: {requests: {cpu: "$cpu"}}}]
+YAML
+}
+
+delete_queue() {
+  local prefix=$1 ns=$2
+  kubectl delete namespace "$ns" --wait=false --ignore-not-found >/dev/null 2>&1 || true
+  # (One kind per command: kubectl would read a second kind's name as a name of the first.)
+  kubectl delete clusterqueue "$prefix" --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete workloadpriorityclass "$prefix-low" "$prefix-high" --ignore-not-found >/dev/null 2>&1 || true
+  kubectl delete resourceflavor "$prefix" --ignore-not-found >/dev/null 2>&1 || true
+}
