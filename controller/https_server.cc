@@ -257,6 +257,16 @@ HttpsServer::~HttpsServer() { Stop(); }
 int HttpsServer::port() const { return impl_->port; }
 int HttpsServer::reloads() const { return impl_->reloads.load(); }
 
+Status HttpsServer::SetCertificate(const std::string& cert_pem, const std::string& key_pem) {
+  auto ctx = PemContext(cert_pem, key_pem);
+  if (!ctx.ok()) return ctx.status();
+  std::lock_guard<std::mutex> l(impl_->mu);
+  impl_->options.cert_pem = cert_pem;  // (from now on the files, if any, are not read again)
+  impl_->context = *ctx;
+  ++impl_->reloads;
+  return Status::Ok();
+}
+
 void HttpsServer::Stop() {
   if (!impl_ || impl_->threads.empty()) return;
   Impl* impl = impl_.get();

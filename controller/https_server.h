@@ -52,6 +52,9 @@ class HttpsServer {
   int port() const;
   // Times a changed certificate was loaded (for tests and logs).
   int reloads() const;
+  // Serves this certificate (PEM, as cert_pem and key_pem) to connections from now on; an error
+  // (a bad pair) keeps the one before.
+  Status SetCertificate(const std::string& cert_pem, const std::string& key_pem);
   void Stop();
 
  private:

@@ -19,6 +19,12 @@ std::string Seconds(apiclient::Clock::Duration d) {
 }  // namespace
 
 Servers::~Servers() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (renewer_.joinable()) renewer_.join();
   // Handlers run on the servers' threads: stop them before what they use goes.
   if (webhooks_) webhooks_->Stop();
   if (secure_metrics_) secure_metrics_->Stop();
@@ -120,19 +126,15 @@ bool Servers::StartWebhooks(const webhook::ClusterView& view) {
   opts.cert_file = p_.config.webhook_cert_file;
   opts.key_file = p_.config.webhook_key_file;
   if (p_.config.internal_cert_management) {
-    serving::WebhookCertConfig certs;
-    certs.ns = p_.config.cert_namespace;
-    certs.service_name = p_.config.webhook_service_name;
-    certs.secret_name = p_.config.webhook_secret_name;
-    auto cert = serving::EnsureWebhookCert(p_.client, certs, std::chrono::system_clock::now());
+    auto cert = WebhookCert();
     if (!cert.ok()) {
       std::cerr << "internalCertManagement: " << cert.status().message() << "\n";
       return false;
     }
     opts.cert_pem = cert->cert_pem;
     opts.key_pem = cert->key_pem;
-    p_.log("info", "webhook certificate from Secret " + certs.ns + "/" + certs.secret_name + ", trusted by rota's " +
-                       "webhook configurations");
+    p_.log("info", "webhook certificate from Secret " + p_.config.cert_namespace + "/" + p_.config.webhook_secret_name +
+                       ", trusted by rota's webhook configurations");
   }
   auto s = HttpsServer::Start(
       opts, {{"/healthz", [] { return kOk; }}},
@@ -146,7 +148,44 @@ bool Servers::StartWebhooks(const webhook::ClusterView& view) {
   }
   webhooks_ = std::move(*s);
   p_.log("info", "serving admission webhooks over HTTPS on port " + std::to_string(webhooks_->port()));
+  if (p_.config.internal_cert_management) {
+    renewer_ = std::thread([this, pem = opts.cert_pem] { RenewWebhookCert(pem); });
+  }
   return true;
+}
+
+Result<serving::ServingCert> Servers::WebhookCert() {
+  serving::WebhookCertConfig certs;
+  certs.ns = p_.config.cert_namespace;
+  certs.service_name = p_.config.webhook_service_name;
+  certs.secret_name = p_.config.webhook_secret_name;
+  auto cert = serving::EnsureWebhookCert(p_.client, certs, clock_.WallNow());
+  // (kubectl apply creates the webhook configurations after the Deployment: wait a minute.)
+  for (int i = 0; i < 30 && !cert.ok() && cert.status().code() == StatusCode::kNotFound; ++i) {
+    if (i == 0) p_.log("info", cert.status().message() + "; waiting for it");
+    clock_.SleepFor(std::chrono::seconds(2));
+    cert = serving::EnsureWebhookCert(p_.client, certs, clock_.WallNow());
+  }
+  return cert;
+}
+
+void Servers::RenewWebhookCert(std::string serving_pem) {
+  std::unique_lock<std::mutex> l(mu_);
+  while (!stopping_) {
+    clock_.WaitUntil(stop_cv_, l, clock_.Now() + std::chrono::hours(1));
+    if (stopping_) return;
+    l.unlock();
+    auto cert = WebhookCert();
+    if (!cert.ok()) {
+      p_.log("warn", "renewing the webhook certificate: " + cert.status().message());
+    } else if (cert->cert_pem != serving_pem) {
+      Status set = webhooks_->SetCertificate(cert->cert_pem, cert->key_pem);
+      if (set.ok()) serving_pem = cert->cert_pem;
+      p_.log(set.ok() ? "info" : "warn",
+             set.ok() ? "serving the renewed webhook certificate" : "renewed webhook certificate: " + set.message());
+    }
+    l.lock();
+  }
 }
 
 }  // namespace rota::controller

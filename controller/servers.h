@@ -9,7 +9,10 @@
 // - the admission webhooks over HTTPS, served by every replica, leader or not.
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "cache/cluster_cache.h"
 #include "http_server.h"
@@ -20,6 +23,7 @@
 #include "rota/apiclient/client.h"
 #include "rota/apiclient/events.h"
 #include "run_config.h"
+#include "self_signed.h"
 #include "webhook/cluster_view.h"
 
 namespace rota::controller {
@@ -48,8 +52,18 @@ class Servers {
   HttpReply RenderMetrics();
   bool StartMetrics();
   bool StartSecureMetrics();
+  // internalCertManagement: the certificate from the Secret (made if need be), waiting a while
+  // for the webhook configurations to exist.
+  Result<serving::ServingCert> WebhookCert();
+  // Every hour, renews the webhook certificate when due and serves the new one.
+  void RenewWebhookCert(std::string serving_pem);
 
   Parts p_;
+  apiclient::Clock& clock_ = apiclient::RealClock();
+  std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;  // guarded by mu_
+  std::thread renewer_;
   std::unique_ptr<serving::Reviewer> reviewer_;
   std::unique_ptr<serving::RequestAuthorizer> authorizer_;
   // (After what their handlers use, so that they stop first.)

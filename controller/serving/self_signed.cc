@@ -98,22 +98,52 @@ std::string SubjectAltNames(const CertRequest& r) {
 
 }  // namespace
 
-Result<ServingCert> MakeServingCert(const CertRequest& r) {
-  if (r.common_name.empty() && r.dns_names.empty() && !r.loopback) {
-    return InvalidArgument("a serving certificate needs a DNS name or the loopback addresses");
-  }
-  Key ca_key(EVP_EC_gen("P-256")), key(EVP_EC_gen("P-256"));
-  if (!ca_key || !key) return Status(StatusCode::kInternal, OpenSslError("generating an EC key"));
-  const std::string cn = r.common_name.empty() ? (r.dns_names.empty() ? "localhost" : r.dns_names[0]) : r.common_name;
-  Cert ca = NewCert(ca_key.get(), "rota-ca@" + cn, r.now, std::chrono::hours(24 * 3650));
+namespace {
+
+Cert ParseCert(const std::string& pem) {
+  Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  return Cert(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr);
+}
+
+Key ParseKey(const std::string& pem) {
+  Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  return Key(bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr) : nullptr);
+}
+
+// A new CA for `cn`, valid ten years.
+Status MakeCa(const std::string& cn, std::chrono::system_clock::time_point now, Key& key, Cert& ca) {
+  key.reset(EVP_EC_gen("P-256"));
+  if (!key) return Status(StatusCode::kInternal, OpenSslError("generating an EC key"));
+  ca = NewCert(key.get(), "rota-ca@" + cn, now, std::chrono::hours(24 * 3650));
   if (!ca || X509_set_issuer_name(ca.get(), X509_get_subject_name(ca.get())) != 1 ||
       !AddExtension(ca.get(), ca.get(), NID_basic_constraints, "critical,CA:TRUE,pathlen:0") ||
       !AddExtension(ca.get(), ca.get(), NID_key_usage, "critical,keyCertSign,cRLSign") ||
       !AddExtension(ca.get(), ca.get(), NID_subject_key_identifier, "hash") ||
-      X509_sign(ca.get(), ca_key.get(), EVP_sha256()) <= 0) {
+      X509_sign(ca.get(), key.get(), EVP_sha256()) <= 0) {
     return Status(StatusCode::kInternal, OpenSslError("making the CA certificate"));
   }
-  Cert leaf = NewCert(key.get(), cn, r.now, r.validity);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ServingCert> MakeServingCert(const CertRequest& r) {
+  if (r.common_name.empty() && r.dns_names.empty() && !r.loopback) {
+    return InvalidArgument("a serving certificate needs a DNS name or the loopback addresses");
+  }
+  const std::string cn = r.common_name.empty() ? (r.dns_names.empty() ? "localhost" : r.dns_names[0]) : r.common_name;
+  Key ca_key, key(EVP_EC_gen("P-256"));
+  Cert ca;
+  if (!r.ca_cert_pem.empty()) {
+    ca = ParseCert(r.ca_cert_pem);
+    ca_key = ParseKey(r.ca_key_pem);
+    if (!ca || !ca_key || X509_check_private_key(ca.get(), ca_key.get()) != 1) {
+      return InvalidArgument(OpenSslError("the CA certificate and key given do not go together"));
+    }
+  } else if (Status s = MakeCa(cn, r.now, ca_key, ca); !s.ok()) {
+    return s;
+  }
+  Cert leaf = key ? NewCert(key.get(), cn, r.now, r.validity) : nullptr;
   if (!leaf || X509_set_issuer_name(leaf.get(), X509_get_subject_name(ca.get())) != 1 ||
       !AddExtension(leaf.get(), ca.get(), NID_basic_constraints, "critical,CA:FALSE") ||
       !AddExtension(leaf.get(), ca.get(), NID_key_usage, "critical,digitalSignature") ||
@@ -123,18 +153,11 @@ Result<ServingCert> MakeServingCert(const CertRequest& r) {
       X509_sign(leaf.get(), ca_key.get(), EVP_sha256()) <= 0) {
     return Status(StatusCode::kInternal, OpenSslError("making the serving certificate"));
   }
-  ServingCert out{CertPem(ca.get()), CertPem(leaf.get()), KeyPem(key.get()), r.now + r.validity};
-  if (out.ca_pem.empty() || out.cert_pem.empty() || out.key_pem.empty())
+  ServingCert out{CertPem(ca.get()), CertPem(leaf.get()), KeyPem(key.get()), r.now + r.validity, KeyPem(ca_key.get())};
+  if (out.ca_pem.empty() || out.cert_pem.empty() || out.key_pem.empty() || out.ca_key_pem.empty())
     return Status(StatusCode::kInternal, OpenSslError("writing PEM"));
   return out;
 }
-
-namespace {
-Cert ParseCert(const std::string& pem) {
-  Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  return Cert(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr);
-}
-}  // namespace
 
 Result<std::chrono::system_clock::time_point> CertNotAfter(const std::string& cert_pem) {
   Cert cert = ParseCert(cert_pem);

@@ -17,6 +17,7 @@ struct ServingCert {
   std::string cert_pem;                             // the serving certificate
   std::string key_pem;                              // its private key (PKCS#8)
   std::chrono::system_clock::time_point not_after;  // of the serving certificate
+  std::string ca_key_pem;                           // the CA's key, to sign the next serving certificate with it
 };
 
 struct CertRequest {
@@ -24,7 +25,9 @@ struct CertRequest {
   std::vector<std::string> dns_names;  // subjectAltName DNS entries (the common name too)
   bool loopback = false;               // add IP 127.0.0.1 and ::1
   std::chrono::system_clock::time_point now;
-  std::chrono::hours validity{24 * 365};  // of the serving certificate; the CA lives 10 years
+  std::chrono::hours validity{24 * 365};  // of the serving certificate; a new CA lives 10 years
+  // An existing CA to sign with (so that clients trusting it need no change); none: a new one.
+  std::string ca_cert_pem, ca_key_pem;
 };
 
 Result<ServingCert> MakeServingCert(const CertRequest& request);

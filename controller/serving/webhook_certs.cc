@@ -21,8 +21,10 @@ std::string Field(const Json& secret, const char* key) {
 // The pair the Secret holds, if it is still good for `renew_before` for every DNS name.
 std::optional<ServingCert> Usable(const Json& secret, const WebhookCertConfig& c,
                                   std::chrono::system_clock::time_point now) {
-  ServingCert cert{Field(secret, "ca.crt"), Field(secret, "tls.crt"), Field(secret, "tls.key"), {}};
-  if (cert.ca_pem.empty() || cert.cert_pem.empty() || cert.key_pem.empty()) return std::nullopt;
+  ServingCert cert{
+      Field(secret, "ca.crt"), Field(secret, "tls.crt"), Field(secret, "tls.key"), {}, Field(secret, "ca.key")};
+  if (cert.ca_pem.empty() || cert.cert_pem.empty() || cert.key_pem.empty() || cert.ca_key_pem.empty())
+    return std::nullopt;
   for (const auto& name : ServiceDnsNames(c))
     if (!VerifyServingCert(cert.ca_pem, cert.cert_pem, name, now + c.renew_before).ok()) return std::nullopt;
   auto not_after = CertNotAfter(cert.cert_pem);
@@ -31,8 +33,32 @@ std::optional<ServingCert> Usable(const Json& secret, const WebhookCertConfig& c
   return cert;
 }
 
+// The next certificate: signed by the Secret's CA while that CA has `renew_before` left (webhook
+// configurations and other replicas keep trusting it), else by a new CA.
+Result<ServingCert> Next(const Json* secret, const WebhookCertConfig& c, std::chrono::system_clock::time_point now) {
+  const auto names = ServiceDnsNames(c);
+  CertRequest request{names[0], names, false, now};
+  if (secret) {
+    request.ca_cert_pem = Field(*secret, "ca.crt");
+    request.ca_key_pem = Field(*secret, "ca.key");
+    auto ca_end = CertNotAfter(request.ca_cert_pem);
+    if (!ca_end.ok() || *ca_end < now + c.renew_before || request.ca_key_pem.empty()) {
+      request.ca_cert_pem.clear();
+      request.ca_key_pem.clear();
+    }
+  }
+  auto made = MakeServingCert(request);
+  if (!made.ok() && !request.ca_cert_pem.empty()) {  // (a CA pair that does not match: start again)
+    request.ca_cert_pem.clear();
+    request.ca_key_pem.clear();
+    made = MakeServingCert(request);
+  }
+  return made;
+}
+
 Json SecretData(const ServingCert& cert) {
   return {{"ca.crt", apiclient::Base64Encode(cert.ca_pem)},
+          {"ca.key", apiclient::Base64Encode(cert.ca_key_pem)},
           {"tls.crt", apiclient::Base64Encode(cert.cert_pem)},
           {"tls.key", apiclient::Base64Encode(cert.key_pem)}};
 }
@@ -46,12 +72,10 @@ Result<ServingCert> EnsureSecret(apiclient::Client& client, const WebhookCertCon
     if (!got.ok() && !got.error().IsNotFound()) return InvalidArgument(what + ": " + got.error().ToString());
     if (got.ok())
       if (auto cert = Usable(*got, c, now)) return *cert;
-    const auto names = ServiceDnsNames(c);
-    auto made = MakeServingCert({names[0], names, false, now});
+    auto made = Next(got.ok() ? &*got : nullptr, c, now);
     if (!made.ok()) return made.status();
     apiclient::ApiResult<Json> written = got.ok() ? [&] {
-      Json secret = *got;
-      secret["type"] = "kubernetes.io/tls";
+      Json secret = *got;  // (its type stays: a Secret's type cannot change)
       secret["data"] = SecretData(*made);
       return client.Update(kSecrets, c.ns, secret);
     }()
@@ -74,6 +98,7 @@ Status Trust(apiclient::Client& client, const apiclient::Resource& kind, const s
   const std::string what =
       (kind.plural == kMutating.plural ? "MutatingWebhookConfiguration " : "ValidatingWebhookConfiguration ") + name;
   auto got = client.Get(kind, "", name);
+  if (!got.ok() && got.error().IsNotFound()) return Status(StatusCode::kNotFound, what + " does not exist (yet)");
   if (!got.ok()) return InvalidArgument(what + ": " + got.error().ToString());
   Json ops = Json::array();
   const Json& hooks = got->value("webhooks", Json::array());

@@ -33,6 +33,25 @@ TEST(SelfSignedTest, AnotherCaDoesNotVouchForIt) {
   EXPECT_NE(s.message().find("does not verify"), std::string::npos) << s.message();
 }
 
+TEST(SelfSignedTest, TheNextCertificateCanBeSignedByTheSameCa) {
+  auto first = MakeServingCert({"a.svc", {}, false, kNow, hours(24)});
+  ASSERT_TRUE(first.ok());
+  CertRequest next{"a.svc", {}, false, kNow + hours(20), hours(24), first->ca_pem, first->ca_key_pem};
+  auto second = MakeServingCert(next);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_EQ(second->ca_pem, first->ca_pem) << "whoever trusts the CA trusts the next certificate";
+  EXPECT_NE(second->cert_pem, first->cert_pem);
+  EXPECT_TRUE(VerifyServingCert(first->ca_pem, second->cert_pem, "a.svc", kNow + hours(30)).ok());
+  EXPECT_FALSE(VerifyServingCert(first->ca_pem, first->cert_pem, "a.svc", kNow + hours(30)).ok());
+
+  auto other = MakeServingCert({"b.svc", {}, false, kNow});
+  ASSERT_TRUE(other.ok());
+  next.ca_key_pem = other->ca_key_pem;  // a key of another CA
+  auto mismatched = MakeServingCert(next);
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_NE(mismatched.status().message().find("do not go together"), std::string::npos);
+}
+
 TEST(SelfSignedTest, ACertificateNeedsAName) {
   auto made = MakeServingCert({"", {}, false, kNow});
   ASSERT_FALSE(made.ok());
