@@ -2,7 +2,8 @@
 # rota from its image, run against the local control plane exactly as its pod would be: the
 # in-cluster environment (KUBERNETES_SERVICE_HOST/PORT), a token of config/rbac's ServiceAccount
 # from the TokenRequest API, ca.crt and namespace at the standard path, the non-root user, the
-# image's own root file system (chroot), and nothing else. It must elect itself leader, admit
+# image's own root file system (chroot), mounted read-only as the Deployment's
+# readOnlyRootFilesystem makes it, and nothing else. It must elect itself leader, admit
 # Jobs, preempt one (asking its pods to checkpoint first), write status and Events, and never be
 # refused (403): this test is the proof that config/rbac's rights are enough.
 #   tests/image/in_cluster.sh BUILD_DIR REPO    (KUBECONFIG: the local control plane)
@@ -19,7 +20,7 @@ fail() {
   [[ -f $work/rota.log ]] && { echo "--- rota's log (last 40 lines)" >&2; tail -n 40 "$work/rota.log" >&2; }
   exit 1
 }
-webhooks_applied=""
+webhooks_applied="" mounted=""
 cleanup() {
   [[ -n $rota_pid ]] && kill "$rota_pid" 2>/dev/null && wait "$rota_pid" 2>/dev/null
   if [[ -n $webhooks_applied ]]; then
@@ -29,6 +30,7 @@ cleanup() {
   delete_queue rota-image-test "$NS"
   kubectl delete clusterrolebinding rota-image-test-scraper --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete lease -n rota-system rota-controller --ignore-not-found >/dev/null 2>&1 || true
+  [[ -n $mounted ]] && umount "$readonly_root"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -70,9 +72,15 @@ health: {bindAddress: "127.0.0.1:0"}
 checkpoint: {defaultTimeout: 5m, maxTimeout: 30m}
 YAML
 chmod -R a+rX "$root/var/run" "$root/etc/rota"
+# rota runs from a read-only view of the root file system (the files above stay writable here).
+readonly_root=$work/readonly-root
+mkdir -p "$readonly_root"
+mount --bind "$root" "$readonly_root" && mount -o remount,ro,bind "$readonly_root" ||
+  fail "cannot mount the image's root file system read-only (the test runs as root)"
+mounted=1
 
 env -i KUBERNETES_SERVICE_HOST="${hostport%:*}" KUBERNETES_SERVICE_PORT="${hostport##*:}" \
-  "$(command -v chroot)" --userspec="$user" "$root" /usr/bin/rota run --config /etc/rota/rota.yaml \
+  "$(command -v chroot)" --userspec="$user" "$readonly_root" /usr/bin/rota run --config /etc/rota/rota.yaml \
   >"$work/rota.log" 2>&1 &
 rota_pid=$!
 
@@ -144,7 +152,7 @@ secret_field() { kubectl get secret -n rota-system rota-webhook-server-cert -o j
 # every webhook trusts and what the served certificate verifies against for the Service's name.
 serve_own_cert() {
   env -i KUBERNETES_SERVICE_HOST="${hostport%:*}" KUBERNETES_SERVICE_PORT="${hostport##*:}" \
-    "$(command -v chroot)" --userspec="$user" "$root" /usr/bin/rota run --config /etc/rota/rota.yaml \
+    "$(command -v chroot)" --userspec="$user" "$readonly_root" /usr/bin/rota run --config /etc/rota/rota.yaml \
     >"$work/rota.log" 2>&1 &
   rota_pid=$!
   wait_for 30 "the webhooks serving with rota's own certificate" webhook_port
