@@ -61,7 +61,7 @@ bool Servers::StartSecureMetrics() {
   if (opts.cert_file.empty()) {
     // As controller-runtime does without a certificate: one of its own, for this process only
     // (Prometheus then scrapes with insecure_skip_verify, or gives certFile to verify).
-    auto made = serving::MakeServingCert({"rota-metrics", {"localhost"}, true, std::chrono::system_clock::now()});
+    auto made = serving::MakeServingCert({"rota-metrics", {"localhost"}, true, clock_.WallNow()});
     if (!made.ok()) {
       std::cerr << "metrics: " << made.status().message() << "\n";
       return false;
@@ -70,7 +70,7 @@ bool Servers::StartSecureMetrics() {
     opts.key_pem = made->key_pem;
   }
   reviewer_ = serving::NewApiReviewer(p_.client);
-  authorizer_ = std::make_unique<serving::RequestAuthorizer>(*reviewer_, apiclient::RealClock(), p_.log);
+  authorizer_ = std::make_unique<serving::RequestAuthorizer>(*reviewer_, clock_, p_.log);
   opts.authorize = [this](const std::string& path, std::string_view authorization) {
     return authorizer_->Check(path, authorization);
   };

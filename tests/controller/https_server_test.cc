@@ -56,8 +56,15 @@ TEST(HttpsServerTest, ServesACertificateFromMemoryAndSwapsItForNewConnections) {
   opts.cert_pem = a.cert_pem;
   opts.key_pem = a.key_pem;
   auto server = HttpsServer::Start(
-      opts, {{"/metrics", [] { return HttpReply{200, "text/plain", "m 1\n"}; }}},
-      [](const std::string&, std::string_view) { return HttpReply{405, "text/plain", ""}; }, [](auto&&, auto&&) {});
+      opts,
+      {{"/metrics",
+        [] {
+          return HttpReply{200, "text/plain", "m 1\n"};
+        }}},
+      [](const std::string&, std::string_view) {
+        return HttpReply{405, "text/plain", ""};
+      },
+      [](auto&&, auto&&) {});
   ASSERT_TRUE(server.ok()) << server.status().message();
   const int port = (*server)->port();
   EXPECT_EQ(Get(port, a.ca_pem, "/metrics", "").status, 200);
@@ -84,8 +91,15 @@ TEST(HttpsServerTest, TheAuthorizerSeesEveryGetWithItsAuthorizationHeader) {
   };
   opts.threads = 1;
   auto server = HttpsServer::Start(
-      opts, {{"/metrics", [] { return HttpReply{200, "text/plain", "m 1\n"}; }}},
-      [](const std::string&, std::string_view) { return HttpReply{405, "text/plain", ""}; }, [](auto&&, auto&&) {});
+      opts,
+      {{"/metrics",
+        [] {
+          return HttpReply{200, "text/plain", "m 1\n"};
+        }}},
+      [](const std::string&, std::string_view) {
+        return HttpReply{405, "text/plain", ""};
+      },
+      [](auto&&, auto&&) {});
   ASSERT_TRUE(server.ok());
   EXPECT_EQ(Get((*server)->port(), a.ca_pem, "/metrics", "").status, 401);
   EXPECT_EQ(Get((*server)->port(), a.ca_pem, "/metrics", "Bearer good").status, 200);
