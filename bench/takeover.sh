@@ -18,7 +18,7 @@ cleanup() {
 trap cleanup EXIT
 source "$REPO/tests/support/kueue_objects.sh"
 kubectl get configmap rota-local-control-plane -n kube-system >/dev/null 2>&1 || { echo "not the local control plane" >&2; exit 1; }
-kubectl apply --server-side --force-conflicts -f "$REPO/crds" >/dev/null
+install_crds "$REPO"
 kubectl create namespace rota-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 # A queue too small for the backlog: JOBS Jobs wait (each with its Workload), one runs.
 make_queue "$NS" "$NS" 1

@@ -26,7 +26,12 @@ trap 'remove; rm -rf "$work"' EXIT
 kubectl get configmap rota-local-control-plane -n kube-system >/dev/null 2>&1 ||
   fail "refusing to run against a cluster that is not hack/cluster.sh's local control plane"
 kubectl apply --server-side --force-conflicts -f "$(REPO=$REPO "$REPO/hack/cert-manager-crds.sh")" >/dev/null
-kubectl wait --for condition=established --timeout=60s crd/issuers.cert-manager.io crd/certificates.cert-manager.io >/dev/null
+# (kubectl wait errs while a new CRD has no conditions yet: ask again.)
+for ((i = 0; i < 60; i++)); do
+  kubectl wait --for condition=established --timeout=10s crd/issuers.cert-manager.io \
+    crd/certificates.cert-manager.io >/dev/null 2>&1 && break
+  sleep 1
+done
 
 # The restricted level is enforced here: a pod without the hardening is refused.
 kubectl create namespace rota-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null

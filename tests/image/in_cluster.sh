@@ -48,7 +48,7 @@ wait_for() {
 
 kubectl get configmap rota-local-control-plane -n kube-system >/dev/null 2>&1 ||
   fail "refusing to run against a cluster that is not hack/cluster.sh's local control plane"
-kubectl apply --server-side --force-conflicts -f "$REPO/crds" >/dev/null
+install_crds "$REPO"
 kubectl create namespace rota-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl apply -k "$REPO/config/rbac" >/dev/null
 kubectl delete lease -n rota-system rota-controller --ignore-not-found >/dev/null

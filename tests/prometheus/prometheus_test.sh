@@ -40,7 +40,7 @@ wait_for() {  # wait_for SECONDS WHAT COMMAND...
 kubectl get configmap rota-local-control-plane -n kube-system >/dev/null 2>&1 ||
   fail "refusing to run against a cluster that is not hack/cluster.sh's local control plane"
 command -v prometheus >/dev/null && command -v promtool >/dev/null || fail "prometheus and promtool are missing (make deps)"
-kubectl apply --server-side --force-conflicts -f "$REPO/crds" >/dev/null
+install_crds "$REPO"
 kubectl create namespace rota-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl apply -k "$REPO/config/rbac" >/dev/null
 

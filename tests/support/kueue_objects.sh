@@ -8,6 +8,18 @@
 #                              a suspended Job in NS/main at PREFIX-PRIORITY, asking to checkpoint
 #                              (2s to answer) before it is preempted
 #   delete_queue PREFIX NS     all of the above (the namespace without waiting)
+#   install_crds REPO          the CRDs of REPO/crds, applied and established
+
+install_crds() {
+  kubectl apply --server-side --force-conflicts -f "$1/crds" >/dev/null
+  # (kubectl wait errs while a new CRD has no conditions yet: ask again.)
+  for ((i = 0; i < 60; i++)); do
+    kubectl wait --for condition=established --timeout=10s -f "$1/crds" >/dev/null 2>&1 && return 0
+    sleep 1
+  done
+  echo "the CRDs in $1/crds were not established within a minute" >&2
+  return 1
+}
 
 make_queue() {
   local prefix=$1 ns=$2 cpu=$3
