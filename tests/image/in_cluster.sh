@@ -107,6 +107,12 @@ reason=$(kubectl get workloads -n "$NS" -o jsonpath='{range .items[*]}{range .st
 [[ $reason == *Preempted* ]] || fail "the low-priority Workload's Evicted reason is '$reason', not Preempted"
 requested=$(kubectl get events -n "$NS" -o jsonpath='{.items[*].reason}')
 [[ $requested == *CheckpointRequested* ]] || fail "no CheckpointRequested Event (Events: $requested)"
+# The probes the Deployment points at: live (the loop makes progress) and ready (caches synced).
+health_port=$(sed -n 's/.*serving \/healthz and \/readyz on port \([0-9]*\).*/\1/p' "$work/rota.log")
+for probe in healthz readyz; do
+  answer=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$health_port/$probe")
+  [[ $answer == "ok"*" 200" ]] || fail "/$probe answered '$answer'"
+done
 # Secure metrics: only a token allowed `get` on /metrics (rota-metrics-reader) is answered.
 port=$(sed -n 's/.*serving \/metrics over HTTPS on port \([0-9]*\).*/\1/p' "$work/rota.log")
 [[ -n $port ]] || fail "rota did not log the port of its HTTPS /metrics"
