@@ -3,8 +3,10 @@
 # `kubectl apply -k config/dev` (no cert-manager) pass the apiserver's dry run, then apply for
 # real on the local control plane; the Deployment's pods are admitted in rota-system at the
 # "restricted" Pod Security level and scheduled (on kwok's fake nodes, which run no container:
-# tests/image/in_cluster.sh runs rota as such a pod would). cert-manager's CRDs come from its Go
-# module (hack/cert-manager-crds.sh); its controller is not needed to admit the objects.
+# tests/image/in_cluster.sh runs rota as such a pod would). config/prometheus (ServiceMonitor,
+# PrometheusRule) passes the same with the Prometheus Operator's CRDs. cert-manager's and the
+# operator's CRDs come from their Go modules (hack/module-crds.sh); their controllers are not
+# needed to admit the objects.
 #   tests/config/install_test.sh REPO    (KUBECONFIG: the local control plane)
 set -euo pipefail
 REPO=$1
@@ -25,11 +27,15 @@ trap 'remove; rm -rf "$work"' EXIT
 
 kubectl get configmap rota-local-control-plane -n kube-system >/dev/null 2>&1 ||
   fail "refusing to run against a cluster that is not hack/cluster.sh's local control plane"
-kubectl apply --server-side --force-conflicts -f "$(REPO=$REPO "$REPO/hack/cert-manager-crds.sh")" >/dev/null
+kubectl apply --server-side --force-conflicts -f "$("$REPO/hack/module-crds.sh" cert-manager)" >/dev/null
+operator_crds=$("$REPO/hack/module-crds.sh" prometheus-operator)
+kubectl apply --server-side --force-conflicts -f "$operator_crds/monitoring.coreos.com_prometheusrules.yaml" \
+  -f "$operator_crds/monitoring.coreos.com_servicemonitors.yaml" >/dev/null
 # (kubectl wait errs while a new CRD has no conditions yet: ask again.)
 for ((i = 0; i < 60; i++)); do
   kubectl wait --for condition=established --timeout=10s crd/issuers.cert-manager.io \
-    crd/certificates.cert-manager.io >/dev/null 2>&1 && break
+    crd/certificates.cert-manager.io crd/prometheusrules.monitoring.coreos.com \
+    crd/servicemonitors.monitoring.coreos.com >/dev/null 2>&1 && break
   sleep 1
 done
 
@@ -66,3 +72,7 @@ check_overlay() {
 }
 check_overlay default
 check_overlay dev
+out=$(kubectl apply --dry-run=server -k "$REPO/config/prometheus" 2>&1) || fail "config/prometheus: server dry run: $out"
+out=$(kubectl apply -k "$REPO/config/prometheus" 2>&1) || fail "config/prometheus: apply: $out"
+kubectl delete -k "$REPO/config/prometheus" >/dev/null
+echo "ok: config/prometheus: dry run and apply of the ServiceMonitor and PrometheusRule"
