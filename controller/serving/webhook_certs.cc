@@ -63,6 +63,23 @@ Json SecretData(const ServingCert& cert) {
           {"tls.key", apiclient::Base64Encode(cert.key_pem)}};
 }
 
+// Stores `cert` in the Secret: an update of `current` (its resourceVersion guards against a race;
+// its type stays, as a Secret's type cannot change), or a new Secret when there is none.
+apiclient::ApiResult<Json> Write(apiclient::Client& client, const WebhookCertConfig& c, const Json* current,
+                                 const ServingCert& cert) {
+  if (current) {
+    Json secret = *current;
+    secret["data"] = SecretData(cert);
+    return client.Update(kSecrets, c.ns, secret);
+  }
+  Json secret = {{"apiVersion", "v1"},
+                 {"kind", "Secret"},
+                 {"metadata", {{"name", c.secret_name}, {"namespace", c.ns}}},
+                 {"type", "kubernetes.io/tls"},
+                 {"data", SecretData(cert)}};
+  return client.Create(kSecrets, c.ns, secret);
+}
+
 // Reads the Secret, and replaces it when it cannot be used; a lost race re-reads it.
 Result<ServingCert> EnsureSecret(apiclient::Client& client, const WebhookCertConfig& c,
                                  std::chrono::system_clock::time_point now) {
@@ -74,18 +91,7 @@ Result<ServingCert> EnsureSecret(apiclient::Client& client, const WebhookCertCon
       if (auto cert = Usable(*got, c, now)) return *cert;
     auto made = Next(got.ok() ? &*got : nullptr, c, now);
     if (!made.ok()) return made.status();
-    apiclient::ApiResult<Json> written = got.ok() ? [&] {
-      Json secret = *got;  // (its type stays: a Secret's type cannot change)
-      secret["data"] = SecretData(*made);
-      return client.Update(kSecrets, c.ns, secret);
-    }()
-                                                  : client.Create(kSecrets, c.ns,
-                                                                  {{"apiVersion", "v1"},
-                                                                   {"kind", "Secret"},
-                                                                   {"metadata", {{"name", c.secret_name},
-                                                                                 {"namespace", c.ns}}},
-                                                                   {"type", "kubernetes.io/tls"},
-                                                                   {"data", SecretData(*made)}});
+    auto written = Write(client, c, got.ok() ? &*got : nullptr, *made);
     if (written.ok()) return *made;
     if (!written.error().IsConflict()) return InvalidArgument(what + ": " + written.error().ToString());
   }

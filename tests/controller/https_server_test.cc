@@ -49,13 +49,9 @@ serving::ServingCert MakeCert() {
   return *made;
 }
 
-TEST(HttpsServerTest, ServesACertificateFromMemoryAndSwapsItForNewConnections) {
-  const serving::ServingCert a = MakeCert(), b = MakeCert();
-  HttpsOptions opts;
-  opts.address = "127.0.0.1:0";
-  opts.cert_pem = a.cert_pem;
-  opts.key_pem = a.key_pem;
-  auto server = HttpsServer::Start(
+// A server of one GET route, /metrics, on `opts` (which hold the certificate).
+Result<std::unique_ptr<HttpsServer>> StartMetricsServer(const HttpsOptions& opts) {
+  return HttpsServer::Start(
       opts,
       {{"/metrics",
         [] {
@@ -65,6 +61,15 @@ TEST(HttpsServerTest, ServesACertificateFromMemoryAndSwapsItForNewConnections) {
         return HttpReply{405, "text/plain", ""};
       },
       [](auto&&, auto&&) {});
+}
+
+TEST(HttpsServerTest, ServesACertificateFromMemoryAndSwapsItForNewConnections) {
+  const serving::ServingCert a = MakeCert(), b = MakeCert();
+  HttpsOptions opts;
+  opts.address = "127.0.0.1:0";
+  opts.cert_pem = a.cert_pem;
+  opts.key_pem = a.key_pem;
+  auto server = StartMetricsServer(opts);
   ASSERT_TRUE(server.ok()) << server.status().message();
   const int port = (*server)->port();
   EXPECT_EQ(Get(port, a.ca_pem, "/metrics", "").status, 200);
@@ -90,16 +95,7 @@ TEST(HttpsServerTest, TheAuthorizerSeesEveryGetWithItsAuthorizationHeader) {
     return HttpReply{401, "text/plain", "no\n"};
   };
   opts.threads = 1;
-  auto server = HttpsServer::Start(
-      opts,
-      {{"/metrics",
-        [] {
-          return HttpReply{200, "text/plain", "m 1\n"};
-        }}},
-      [](const std::string&, std::string_view) {
-        return HttpReply{405, "text/plain", ""};
-      },
-      [](auto&&, auto&&) {});
+  auto server = StartMetricsServer(opts);
   ASSERT_TRUE(server.ok());
   EXPECT_EQ(Get((*server)->port(), a.ca_pem, "/metrics", "").status, 401);
   EXPECT_EQ(Get((*server)->port(), a.ca_pem, "/metrics", "Bearer good").status, 200);
