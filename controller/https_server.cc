@@ -4,12 +4,17 @@
 
 #include <sys/stat.h>
 
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <algorithm>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <cctype>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -39,16 +44,34 @@ FileStamp Stamp(const std::string& path) {
   return {st.st_dev, st.st_ino, st.st_size, static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
 
-std::shared_ptr<ssl::context> NewContext() {
+Result<std::shared_ptr<ssl::context>> NewContext(const std::string& client_ca_pem) {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   // TLS 1.2 and 1.3 only.
   SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
   ctx->set_options(ssl::context::default_workarounds | ssl::context::no_compression | ssl::context::single_dh_use);
+  if (!client_ca_pem.empty()) {
+    beast::error_code ec;
+    ctx->add_certificate_authority(asio::buffer(client_ca_pem), ec);
+    if (ec) return InvalidArgument("client CA: " + ec.message());
+    ctx->set_verify_mode(ssl::verify_peer, ec);  // (a client without a certificate is let through)
+    // Names the CA in the handshake, so that a client with several certificates picks its own.
+    STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
+    BIO* bio = BIO_new_mem_buf(client_ca_pem.data(), static_cast<int>(client_ca_pem.size()));
+    while (X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+      sk_X509_NAME_push(names, X509_NAME_dup(X509_get_subject_name(ca)));
+      X509_free(ca);
+    }
+    BIO_free(bio);
+    SSL_CTX_set_client_CA_list(ctx->native_handle(), names);
+  }
   return ctx;
 }
 
-Result<std::shared_ptr<ssl::context>> LoadContext(const std::string& cert, const std::string& key) {
-  auto ctx = NewContext();
+Result<std::shared_ptr<ssl::context>> LoadContext(const std::string& cert, const std::string& key,
+                                                  const std::string& client_ca_pem) {
+  auto made = NewContext(client_ca_pem);
+  if (!made.ok()) return made.status();
+  auto ctx = *made;
   beast::error_code ec;
   ctx->use_certificate_chain_file(cert, ec);
   if (ec) return InvalidArgument("certificate " + cert + ": " + ec.message());
@@ -60,8 +83,11 @@ Result<std::shared_ptr<ssl::context>> LoadContext(const std::string& cert, const
   return ctx;
 }
 
-Result<std::shared_ptr<ssl::context>> PemContext(const std::string& cert, const std::string& key) {
-  auto ctx = NewContext();
+Result<std::shared_ptr<ssl::context>> PemContext(const std::string& cert, const std::string& key,
+                                                 const std::string& client_ca_pem) {
+  auto made = NewContext(client_ca_pem);
+  if (!made.ok()) return made.status();
+  auto ctx = *made;
   beast::error_code ec;
   ctx->use_certificate_chain(asio::buffer(cert), ec);
   if (ec) return InvalidArgument("certificate: " + ec.message());
@@ -69,6 +95,19 @@ Result<std::shared_ptr<ssl::context>> PemContext(const std::string& cert, const 
   if (ec) return InvalidArgument("key: " + ec.message());
   if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) return InvalidArgument("key does not match certificate");
   return ctx;
+}
+
+// The common name of the peer's certificate, when it sent one that the handshake verified.
+std::string VerifiedClientName(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (!cert) return "";
+  std::string cn;
+  if (SSL_get_verify_result(ssl) == X509_V_OK) {
+    char buf[256] = {};
+    if (X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, buf, sizeof buf) > 0) cn = buf;
+  }
+  X509_free(cert);
+  return cn;
 }
 
 }  // namespace
@@ -99,7 +138,7 @@ struct HttpsServer::Impl {
     last_check = now;
     const FileStamp c = Stamp(options.cert_file), k = Stamp(options.key_file);
     if (c == cert_stamp && k == key_stamp) return context;
-    auto fresh = LoadContext(options.cert_file, options.key_file);
+    auto fresh = LoadContext(options.cert_file, options.key_file, options.client_ca_pem);
     if (!fresh.ok()) {
       // Mid-rotation (one file written, not the other) or a bad pair: keep serving the old one.
       log("warn", options.name + " certificate changed but cannot be used yet (keeping the previous one): " +
@@ -175,17 +214,35 @@ struct HttpsServer::Impl {
       }
       auto& req = parser->get();
       std::string target(req.target());
-      target = target.substr(0, target.find('?'));
+      const size_t question = target.find('?');
+      const std::string query = question == std::string::npos ? "" : target.substr(question + 1);
+      target = target.substr(0, question);
       HttpReply reply;
       if (req.method() == http::verb::get || req.method() == http::verb::head) {
         const auto auth = req[http::field::authorization];
-        reply = Get(target, std::string_view(auth.data(), auth.size()));
+        if (server->options.get_any && !server->get_routes.count(target)) {
+          reply = server->options.get_any(Request(req, target, query));
+        } else {
+          reply = Get(target, std::string_view(auth.data(), auth.size()));
+        }
       } else if (req.method() == http::verb::post) {
         reply = server->post(target, req.body());
       } else {
         reply = {405, "text/plain; charset=utf-8", "use POST for webhooks, GET for /healthz\n"};
       }
       Reply(reply.status, std::move(reply.body), req.keep_alive(), reply.content_type);
+    }
+
+    HttpsRequest Request(const http::request<http::string_body>& req, const std::string& path,
+                         const std::string& query) {
+      HttpsRequest r{
+          path, query, std::string(req[http::field::authorization]), VerifiedClientName(stream.native_handle()), {}};
+      for (const auto& field : req) {
+        std::string name(field.name_string());
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+        r.headers.emplace(std::move(name), std::string(field.value()));
+      }
+      return r;
     }
 
     HttpReply Get(const std::string& target, std::string_view authorization) {
@@ -232,8 +289,8 @@ Result<std::unique_ptr<HttpsServer>> HttpsServer::Start(HttpsOptions options,
                                                         std::map<std::string, GetHandler> get_routes, PostHandler post,
                                                         Logger log) {
   auto impl = std::make_shared<Impl>();
-  auto ctx = options.cert_pem.empty() ? LoadContext(options.cert_file, options.key_file)
-                                      : PemContext(options.cert_pem, options.key_pem);
+  auto ctx = options.cert_pem.empty() ? LoadContext(options.cert_file, options.key_file, options.client_ca_pem)
+                                      : PemContext(options.cert_pem, options.key_pem, options.client_ca_pem);
   if (!ctx.ok()) return ctx.status();
   impl->context = *ctx;
   impl->cert_stamp = Stamp(options.cert_file);
@@ -258,9 +315,9 @@ int HttpsServer::port() const { return impl_->port; }
 int HttpsServer::reloads() const { return impl_->reloads.load(); }
 
 Status HttpsServer::SetCertificate(const std::string& cert_pem, const std::string& key_pem) {
-  auto ctx = PemContext(cert_pem, key_pem);
-  if (!ctx.ok()) return ctx.status();
   std::lock_guard<std::mutex> l(impl_->mu);
+  auto ctx = PemContext(cert_pem, key_pem, impl_->options.client_ca_pem);
+  if (!ctx.ok()) return ctx.status();
   impl_->options.cert_pem = cert_pem;  // (from now on the files, if any, are not read again)
   impl_->context = *ctx;
   ++impl_->reloads;

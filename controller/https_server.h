@@ -24,6 +24,17 @@
 
 namespace rota::controller {
 
+// A GET request as the catch-all route sees it.
+struct HttpsRequest {
+  std::string path;   // without the query
+  std::string query;  // after '?', undecoded; "" if none
+  std::string authorization;
+  // The common name of the client's certificate when it sent one that `client_ca_pem` signed
+  // (verified by the handshake); "" when it sent none.
+  std::string client_cn;
+  std::multimap<std::string, std::string> headers;  // names in lower case
+};
+
 struct HttpsOptions {
   std::string address;  // "127.0.0.1:9443", ":9443", port 0 for any free port
   std::string cert_file, key_file;
@@ -32,6 +43,11 @@ struct HttpsOptions {
   // Called before a GET route with the path and the Authorization header ("" if none); a reply
   // (401, 403, 500) is sent instead of the route's.
   std::function<std::optional<HttpReply>(const std::string& path, std::string_view authorization)> authorize;
+  // When set (PEM), clients may present a certificate, which must be signed by one of these CAs
+  // (a handshake with any other fails); a client without one is served as before.
+  std::string client_ca_pem;
+  // GET on a path with no route goes here (404 without it).
+  std::function<HttpReply(const HttpsRequest&)> get_any;
   size_t max_body_bytes = 4 << 20;
   std::chrono::milliseconds io_timeout{10000};
   int threads = 2;

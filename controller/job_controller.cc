@@ -1,5 +1,6 @@
 #include "job_controller.h"
 
+#include <charconv>
 #include <cstdio>
 #include <thread>
 
@@ -217,8 +218,10 @@ bool JobController::Reconcile(const std::string& key) {
     const api::Condition* finished = api::FindCondition(wl->status->conditions, wc::kFinished);
     if (finished && finished->status == api::ConditionStatus::kTrue) return true;
   }
-  if ((api::Checkpointable(job->annotations) || api::Checkpointable(wl->metadata.annotations)) &&
-      !RelayCheckpoint(*job, *wl)) {
+  // (The relay also carries an expected run time set on the Job after its Workload was made.)
+  const bool relay = api::Checkpointable(job->annotations) || api::Checkpointable(wl->metadata.annotations) ||
+                     !CheckpointSettingsPatch(job->annotations, wl->metadata.annotations).empty();
+  if (relay && !RelayCheckpoint(*job, *wl)) {
     return false;
   }
   if (EvictedHoldingQuota(*wl)) return StopThenRelease(*job, *wl);
@@ -338,6 +341,17 @@ bool JobController::RelayCheckpoint(const JobInfo& job, const api::Workload& wl)
   return true;
 }
 
+std::optional<int32_t> JobController::MaxExecutionTime(const JobInfo& job) const {
+  const std::string text = LabelOr(job.labels, api::kMaxExecTimeLabel);
+  if (text.empty()) return std::nullopt;
+  int32_t seconds = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec == std::errc() && end == text.data() + text.size() && seconds > 0) return seconds;
+  log_("warn", "Job " + job.ns + "/" + job.name + ": label " + std::string(api::kMaxExecTimeLabel) + "=\"" + text +
+                   "\" is not a positive number of seconds; ignored");
+  return std::nullopt;
+}
+
 bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue) {
   int32_t count = job.parallelism;
   if (job.completions) count = std::min(count, *job.completions);
@@ -364,10 +378,12 @@ bool JobController::CreateWorkload(const JobInfo& job, const std::string& queue)
     spec["priorityClassRef"] = {{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", cls}};
     spec["priority"] = wpc ? wpc->value : 0;
   }
-  // The checkpoint handshake's annotations go with it (the scheduler reads only Workloads).
+  if (auto max_exec = MaxExecutionTime(job)) spec["maximumExecutionTimeSeconds"] = *max_exec;
+  // The checkpoint handshake's annotations go with it (the scheduler reads only Workloads), and
+  // the expected run time that start-time forecasts use.
   Json annotations = Json::object();
-  for (std::string_view key :
-       {api::kCheckpointAnnotation, api::kCheckpointTimeoutAnnotation, api::kCheckpointedAtAnnotation}) {
+  for (std::string_view key : {api::kCheckpointAnnotation, api::kCheckpointTimeoutAnnotation,
+                               api::kCheckpointedAtAnnotation, api::kExpectedRuntimeAnnotation}) {
     const std::string value = api::AnnotationOr(job.annotations, key);
     if (!value.empty()) annotations[std::string(key)] = value;
   }

@@ -80,6 +80,8 @@ class JobController {
   // Brings one Job and its Workload together; false to retry with backoff.
   bool Reconcile(const std::string& key);
   bool CreateWorkload(const JobInfo& job, const std::string& queue);
+  // The Job's kueue.x-k8s.io/max-exec-time-seconds label, when it is a positive number.
+  std::optional<int32_t> MaxExecutionTime(const JobInfo& job) const;
   bool Start(const JobInfo& job, const api::Workload& wl);
   // Suspends the Job of an evicted Workload and, once none of its pods is active, releases the
   // Workload's quota (jobs/quota_release.h).

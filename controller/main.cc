@@ -240,6 +240,7 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
                 [&log](const std::string& m) { log("warn", m); }});
   rota::controller::QueueController controller(cache, *client, config, log, &metrics, &events);
   rota::controller::JobController jobs(*client, cache, log, config, &events, &metrics);
+  rota::visibility::Visibility visibility(cache, controller, log);  // (registers with the cache)
   struct StopFirst {
     rota::controller::ClusterCache& cache;
     ~StopFirst() { cache.Stop(); }
@@ -247,8 +248,10 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   std::atomic<bool> standing_by{config.leader_election};
   rota::webhook::InformerView view(*client, cache);
   // (After what their handlers use: they stop first.)
-  rota::controller::Servers servers({config, *client, controller, cache, metrics, events, standing_by, log});
+  rota::controller::Servers servers(
+      {config, *client, controller, cache, metrics, events, standing_by, log, visibility});
   if (!servers.StartHttp()) return 2;
+  if (!visibility.StartApi(config, *client)) return 2;
   if (config.webhook_address != "0") cache.Start();  // (the webhooks read it, leader or not)
   if (!servers.StartWebhooks(view)) return 2;
   // Both loops until `stop`: the queue controller on this thread, the Job integration beside it.

@@ -332,6 +332,7 @@ void QueueController::Pass() {
   TellCheckpoints(checkpoints, d, state.now);  // (before the snapshot forgets the victims' admissions)
 
   ApplyToSnapshot(d, held, drained);
+  if (observer_) observer_->Observe(snapshot_builder_, d, state.now);
   const QueueTally::Result tally = tally_.Count(snapshot_builder_, d);
   const auto interval =
       QueueStatusInterval(state.cluster_queues.size() + state.local_queues.size(), apiserver_.behind(), tuning_);

@@ -45,6 +45,16 @@
 
 namespace rota::controller {
 
+// Sees every pass (the visibility API's views and the status page's activity are made this way):
+// called on the loop thread, after a pass has applied its decisions to the snapshot. It must be
+// cheap unless it has a reader to serve.
+class PassObserver {
+ public:
+  virtual ~PassObserver() = default;
+  // `now`: the pass's wall time (Unix seconds).
+  virtual void Observe(const api::SnapshotBuilder& snapshot, const admission::Decisions& d, int64_t now) = 0;
+};
+
 class QueueController {
  public:
   using Logger = controller::Logger;
@@ -82,6 +92,10 @@ class QueueController {
   std::optional<apiclient::Clock::Duration> Stalled() const;
   // Brings the status writer's figures into the Metrics given at construction (before a scrape).
   void ExportWriterMetrics();
+  // Set before Run; the observer outlives the controller's loop.
+  void SetPassObserver(PassObserver* observer) { observer_ = observer; }
+  // Runs a pass soon, whether or not anything changed. Any thread.
+  void Wake() { trigger_.MarkDirty(); }
 
  private:
   using TimePoint = apiclient::Clock::TimePoint;
@@ -142,6 +156,7 @@ class QueueController {
   api::SnapshotBuilder snapshot_builder_;  // the snapshot kept between passes
   admission::Workspace workspace_;         // the engine's memory between passes
 
+  PassObserver* observer_ = nullptr;
   double events_qps_ = 0;  // the recorder's own rate, given back when the apiserver catches up
   // Loop thread: the CPU time of the last pass, whether it was idle (no workload waiting for
   // quota, nothing decided), and the waits before this pass.

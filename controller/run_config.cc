@@ -175,14 +175,17 @@ Status ApplyServer(RunConfig& c, const std::string& section, const Setting& s) {
     out = s.value.as<std::string>();
     return out.empty() ? InvalidArgument(s.path + ": must name a PEM file") : Status::Ok();
   }
-  if (section == "webhook" && s.key != "bindAddress") {
-    std::string& out = s.key == "certFile" ? c.webhook_cert_file : c.webhook_key_file;
+  if ((section == "webhook" || section == "visibility") && s.key != "bindAddress") {
+    std::string& out = section == "visibility" ? (s.key == "certFile" ? c.visibility_cert_file : c.visibility_key_file)
+                       : s.key == "certFile"   ? c.webhook_cert_file
+                                               : c.webhook_key_file;
     out = s.value.as<std::string>();
     return out.empty() ? InvalidArgument(s.path + ": must name a PEM file") : Status::Ok();
   }
-  std::string& out = section == "metrics"  ? c.metrics_address
-                     : section == "health" ? c.health_address
-                                           : c.webhook_address;
+  std::string& out = section == "metrics"      ? c.metrics_address
+                     : section == "health"     ? c.health_address
+                     : section == "visibility" ? c.visibility_address
+                                               : c.webhook_address;
   out = s.value.as<std::string>();
   if (!IsAddress(out)) return InvalidArgument(s.path + ": \"" + out + "\" is not host:port, :port or 0");
   return Status::Ok();
@@ -221,6 +224,7 @@ const std::map<std::string, std::set<std::string>>& KnownSettings() {
       {"metrics", {"bindAddress", "secureServing", "certFile", "keyFile"}},
       {"health", {"bindAddress"}},
       {"webhook", {"bindAddress", "certFile", "keyFile"}},
+      {"visibility", {"bindAddress", "certFile", "keyFile"}},
       {"waitForPodsReady", {"enable", "timeout", "backoffBaseSeconds", "backoffMaxSeconds", "backoffLimitCount"}},
       {"checkpoint", {"defaultTimeout", "maxTimeout"}},
       {"preemption", {"minRuntime"}},
@@ -236,8 +240,8 @@ Status ApplyAll(RunConfig& c, const YAML::Node& root, const std::string& source)
     if (allowed == KnownSettings().end()) {
       return InvalidArgument(source + ": " + name +
                              ": unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, "
-                             "logging, metrics, health, webhook, waitForPodsReady, checkpoint, preemption, "
-                             "internalCertManagement)");
+                             "logging, metrics, health, webhook, visibility, waitForPodsReady, checkpoint, "
+                             "preemption, internalCertManagement)");
     }
     if (!section.second.IsMap()) return InvalidArgument(source + ": " + name + ": must be a map");
     for (const auto& kv : section.second) {

@@ -19,6 +19,9 @@
 //   webhook: {bindAddress: "0", certFile: /tmp/k8s-webhook-server/serving-certs/tls.crt,
 //             keyFile: /tmp/k8s-webhook-server/serving-certs/tls.key}   # HTTPS admission webhooks;
 //                                            # off ("0") unless given an address such as ":9443"
+//   visibility: {bindAddress: "0",       # Kueue's visibility API (an aggregated API server, over
+//                certFile: "", keyFile: ""}  # HTTPS), with start-time forecasts; "0" turns it off;
+//                                            # no files: rota makes its own certificate
 //   internalCertManagement: {enable: false,   # true: rota makes the webhooks' certificate itself,
 //                            webhookServiceName: rota-webhook-service,   # keeps it in this Secret
 //                            webhookSecretName: rota-webhook-server-cert, # of this namespace and
@@ -78,6 +81,10 @@ struct RunConfig {
   std::string webhook_address = "0";
   std::string webhook_cert_file = "/tmp/k8s-webhook-server/serving-certs/tls.crt";
   std::string webhook_key_file = "/tmp/k8s-webhook-server/serving-certs/tls.key";
+  // Kueue's visibility API as an aggregated API server over HTTPS ("0": off); without
+  // certificate files, a self-signed certificate (the APIService then needs its CA).
+  std::string visibility_address = "0";
+  std::string visibility_cert_file, visibility_key_file;
   // Webhook certificates without cert-manager (serving/webhook_certs.h).
   bool internal_cert_management = false;
   std::string cert_namespace = "rota-system";

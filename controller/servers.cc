@@ -1,5 +1,8 @@
 #include "servers.h"
 
+#include "status_page.h"
+#include "visibility/status_source.h"
+
 #include <iostream>
 
 #include "self_signed.h"
@@ -41,14 +44,23 @@ HttpReply Servers::RenderMetrics() {
   return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", p_.metrics.Render()};
 }
 
+HttpReply Servers::RenderStatusPage() {
+  const bool leader = !p_.standing_by.load();
+  const int64_t now = std::chrono::system_clock::to_time_t(clock_.WallNow());
+  visibility::StatusSources sources{p_.cache, p_.visibility.board(), p_.visibility.publisher()};
+  return {200, "text/html; charset=utf-8",
+          statuspage::RenderStatusPage(visibility::MakeStatusPage(sources, leader, now))};
+}
+
 bool Servers::StartMetrics() {
-  auto s = HttpServer::Start(p_.config.metrics_address, {{"/metrics", [this] { return RenderMetrics(); }}});
+  auto s = HttpServer::Start(p_.config.metrics_address, {{"/metrics", [this] { return RenderMetrics(); }},
+                                                         {"/", [this] { return RenderStatusPage(); }}});
   if (!s.ok()) {
     std::cerr << "metrics.bindAddress: " << s.status().message() << "\n";
     return false;
   }
   metrics_ = std::move(*s);
-  p_.log("info", "serving /metrics on port " + std::to_string(metrics_->port()));
+  p_.log("info", "serving /metrics and the status page (/) on port " + std::to_string(metrics_->port()));
   return true;
 }
 
@@ -75,7 +87,7 @@ bool Servers::StartSecureMetrics() {
     return authorizer_->Check(path, authorization);
   };
   auto s = HttpsServer::Start(
-      opts, {{"/metrics", [this] { return RenderMetrics(); }}},
+      opts, {{"/metrics", [this] { return RenderMetrics(); }}, {"/", [this] { return RenderStatusPage(); }}},
       [](const std::string&, std::string_view) {
         return HttpReply{405, "text/plain; charset=utf-8", "use GET\n"};
       },

@@ -24,6 +24,7 @@
 #include "rota/apiclient/events.h"
 #include "run_config.h"
 #include "self_signed.h"
+#include "visibility/server.h"
 #include "webhook/cluster_view.h"
 
 namespace rota::controller {
@@ -39,6 +40,7 @@ class Servers {
     apiclient::EventRecorder& events;
     const std::atomic<bool>& standing_by;  // a follower waiting for the lease is ready and live
     const Logger& log;
+    visibility::Visibility& visibility;  // for the status page
   };
   explicit Servers(Parts parts) : p_(parts) {}
   ~Servers();
@@ -50,6 +52,7 @@ class Servers {
 
  private:
   HttpReply RenderMetrics();
+  HttpReply RenderStatusPage();
   bool StartMetrics();
   bool StartSecureMetrics();
   // internalCertManagement: the certificate from the Secret (made if need be), waiting a while

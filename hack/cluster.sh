@@ -107,6 +107,22 @@ make_pki() {
     'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:rota-webhook-service.rota-system.svc\nextendedKeyUsage=serverAuth\n'
   mv "$PKI/webhook.crt" "$PKI/webhook/tls.crt"
   mv "$PKI/webhook.key" "$PKI/webhook/tls.key"
+  # The front proxy (API aggregation: the apiserver proxies to rota's visibility API with this
+  # client certificate, signed by a CA of its own, as kubeadm sets it up).
+  openssl req -x509 -newkey rsa:2048 -nodes -days $days -subj "/CN=rota-local-front-proxy-ca" \
+    -keyout "$PKI/front-proxy-ca.key" -out "$PKI/front-proxy-ca.crt" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=front-proxy-client" -keyout "$PKI/front-proxy-client.key" \
+    -out "$PKI/front-proxy-client.csr" 2>/dev/null
+  printf 'extendedKeyUsage=clientAuth\n' >"$PKI/front-proxy-client.ext"
+  openssl x509 -req -in "$PKI/front-proxy-client.csr" -CA "$PKI/front-proxy-ca.crt" -CAkey "$PKI/front-proxy-ca.key" \
+    -CAcreateserial -days "$days" -extfile "$PKI/front-proxy-client.ext" -out "$PKI/front-proxy-client.crt" 2>/dev/null
+  # Serving certificate for rota's visibility API, under the name the aggregator checks
+  # (SERVICE.NAMESPACE.svc of the APIService; hack/visibility.sh registers it with this CA).
+  mkdir -p "$PKI/visibility"
+  issue_cert "$PKI/visibility" "/CN=rota-visibility" \
+    'subjectAltName=DNS:rota-visibility.rota-system.svc,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n'
+  mv "$PKI/visibility.crt" "$PKI/visibility/tls.crt"
+  mv "$PKI/visibility.key" "$PKI/visibility/tls.key"
   # Service account token signing keys.
   openssl genrsa -out "$PKI/sa.key" 2048 2>/dev/null
   openssl rsa -in "$PKI/sa.key" -pubout -out "$PKI/sa.pub" 2>/dev/null
@@ -115,7 +131,7 @@ make_pki() {
   token=$(openssl rand -hex 24)
   echo "$token" >"$PKI/admin.token"
   echo "$token,rota-admin,rota-admin,\"system:masters\"" >"$PKI/tokens.csv"
-  chmod 600 "$PKI"/*.key "$PKI/webhook/tls.key" "$PKI/admin.token" "$PKI/tokens.csv"
+  chmod 600 "$PKI"/*.key "$PKI/webhook/tls.key" "$PKI/visibility/tls.key" "$PKI/admin.token" "$PKI/tokens.csv"
 }
 
 write_kubeconfig() {
@@ -209,7 +225,12 @@ cmd_up() {
     --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
     --disable-admission-plugins ServiceAccount \
     --max-requests-inflight 1000 --max-mutating-requests-inflight 500 \
-    --enable-priority-and-fairness=false
+    --enable-priority-and-fairness=false \
+    --requestheader-client-ca-file "$PKI/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --proxy-client-cert-file "$PKI/front-proxy-client.crt" --proxy-client-key-file "$PKI/front-proxy-client.key" \
+    --enable-aggregator-routing=true
   wait_for kube-apiserver "kube-apiserver to be ready" \
     kubectl --kubeconfig "$KUBECONFIG_FILE" --request-timeout=5s get --raw /readyz
 

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "rota/api/checkpoint.h"
+
 namespace rota::controller {
 namespace {
 
@@ -30,8 +32,9 @@ bool HasOwner(const Json& workload) {
 }
 
 // Of the metadata, the cache keeps identity, times, owners (the Job integration follows its
-// Workloads by owner) and the checkpoint annotations (rota.dev/checkpoint*); labels, other
-// annotations, managedFields and the rest nothing reads.
+// Workloads by owner), the checkpoint annotations (rota.dev/checkpoint*) and the expected run
+// time (rota.dev/expected-runtime, for forecasts); labels, other annotations, managedFields and
+// the rest nothing reads.
 void TrimMetadata(Json& compact) {
   auto m = compact.find("metadata");
   if (m == compact.end() || !m->is_object()) return;
@@ -49,7 +52,8 @@ void TrimMetadata(Json& compact) {
   if (a == m->end()) return;
   if (a->is_object()) {
     for (auto it = a->begin(); it != a->end();)
-      it = it.key().rfind("rota.dev/checkpoint", 0) == 0 ? std::next(it) : a->erase(it);
+      it = it.key().rfind("rota.dev/checkpoint", 0) == 0 || it.key() == api::kExpectedRuntimeAnnotation ? std::next(it)
+                                                                                                        : a->erase(it);
   }
   if (!a->is_object() || a->empty()) m->erase(a);
 }

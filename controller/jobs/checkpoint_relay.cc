@@ -26,7 +26,8 @@ int64_t LatestCheckpoint(const JobInfo& job, const std::vector<std::shared_ptr<c
 api::Json CheckpointSettingsPatch(const std::map<std::string, std::string>& job,
                                   const std::map<std::string, std::string>& workload) {
   api::Json patch = api::Json::object();
-  for (std::string_view key : {api::kCheckpointAnnotation, api::kCheckpointTimeoutAnnotation}) {
+  for (std::string_view key :
+       {api::kCheckpointAnnotation, api::kCheckpointTimeoutAnnotation, api::kExpectedRuntimeAnnotation}) {
     const std::string want = api::AnnotationOr(job, key), have = api::AnnotationOr(workload, key);
     if (want != have) patch[std::string(key)] = want.empty() ? api::Json(nullptr) : api::Json(want);
   }

@@ -27,8 +27,9 @@ struct PodInfo;
 // an RFC 3339 time is left out.
 int64_t LatestCheckpoint(const JobInfo& job, const std::vector<std::shared_ptr<const PodInfo>>& pods);
 
-// The merge patch of annotations that gives the Workload the Job's rota.dev/checkpoint and
-// rota.dev/checkpoint-timeout (null removes one the Job no longer has); empty when they agree.
+// The merge patch of annotations that gives the Workload the Job's rota.dev/checkpoint,
+// rota.dev/checkpoint-timeout and rota.dev/expected-runtime (null removes one the Job no longer
+// has); empty when they agree.
 api::Json CheckpointSettingsPatch(const std::map<std::string, std::string>& job,
                                   const std::map<std::string, std::string>& workload);
 

@@ -51,8 +51,15 @@ class ApiReviewer : public Reviewer {
   }
 
   Result<bool> Allowed(const User& user, const std::string& verb, const std::string& path) override {
-    Json spec = {
-        {"user", user.name}, {"groups", user.groups}, {"nonResourceAttributes", {{"path", path}, {"verb", verb}}}};
+    return Review(user, "nonResourceAttributes", {{"path", path}, {"verb", verb}});
+  }
+  Result<bool> AllowedResource(const User& user, const Json& attributes) override {
+    return Review(user, "resourceAttributes", attributes);
+  }
+
+ private:
+  Result<bool> Review(const User& user, const char* kind, const Json& attributes) {
+    Json spec = {{"user", user.name}, {"groups", user.groups}, {kind, attributes}};
     if (!user.uid.empty()) spec["uid"] = user.uid;
     if (!user.extra.empty()) spec["extra"] = user.extra;
     Json review = {
@@ -62,7 +69,6 @@ class ApiReviewer : public Reviewer {
     return r->contains("status") && (*r)["status"].value("allowed", false);
   }
 
- private:
   apiclient::Client& client_;
 };
 

@@ -38,6 +38,13 @@ class Reviewer {
   // The user the token belongs to; nullopt when the apiserver does not authenticate it.
   virtual Result<std::optional<User>> Authenticate(const std::string& token) = 0;
   virtual Result<bool> Allowed(const User& user, const std::string& verb, const std::string& path) = 0;
+  // The same for a resource: `attributes` is a SubjectAccessReview's spec.resourceAttributes
+  // (verb, group, version, resource, subresource, namespace, name).
+  virtual Result<bool> AllowedResource(const User& user, const apiclient::Json& attributes) {
+    (void)user;
+    (void)attributes;
+    return InvalidArgument("this reviewer does not review access to resources");
+  }
 };
 
 // Asks through `client` (POST tokenreviews and subjectaccessreviews; RBAC: create on both).

@@ -81,8 +81,11 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
   for (const Case& c : {
            Case{"tracing: {port: 8080}",
                 "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, "
-                "scheduling, logging, metrics, health, webhook, waitForPodsReady, checkpoint, preemption, "
-                "internalCertManagement)"},
+                "scheduling, logging, metrics, health, webhook, visibility, waitForPodsReady, checkpoint, "
+                "preemption, internalCertManagement)"},
+           Case{"visibility: {bindAddress: nowhere}",
+                "rota.yaml: visibility.bindAddress: \"nowhere\" is not host:port, :port or 0"},
+           Case{"visibility: {certFile: \"\"}", "rota.yaml: visibility.certFile: must name a PEM file"},
            Case{"metrics: {bindAddress: here}",
                 "rota.yaml: metrics.bindAddress: \"here\" is not host:port, :port or 0"},
            Case{"webhook: {bindAddress: \"9443\"}",

@@ -27,6 +27,8 @@ inline constexpr std::string_view kCheckpointedAtAnnotation = "rota.dev/checkpoi
 inline constexpr std::string_view kCheckpointRequestedAtAnnotation = "rota.dev/checkpoint-requested-at";
 inline constexpr std::string_view kPreemptMinRuntimeAnnotation = "rota.dev/preempt-min-runtime";
 inline constexpr std::string_view kReclaimMinRuntimeAnnotation = "rota.dev/reclaim-min-runtime";
+// How long a workload is expected to run (a Go duration), for start-time forecasts.
+inline constexpr std::string_view kExpectedRuntimeAnnotation = "rota.dev/expected-runtime";
 
 // A Go duration ("90s", "10m", "1h30m", "1.5h", "250ms"): a sequence of decimal numbers, each with
 // a unit of ms, s, m or h; at most 100 years. In milliseconds; an error says what was wrong.

@@ -26,6 +26,8 @@ inline constexpr std::string_view kApiVersion = "kueue.x-k8s.io/v1beta2";
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 inline constexpr std::string_view kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
 inline constexpr std::string_view kJobMinParallelismAnnotation = "kueue.x-k8s.io/job-min-parallelism";
+// A Job's limit on how long it may run once admitted: the Workload's maximumExecutionTimeSeconds.
+inline constexpr std::string_view kMaxExecTimeLabel = "kueue.x-k8s.io/max-exec-time-seconds";
 inline constexpr std::string_view kPreemptibleAnnotation = "rota.dev/preemptible";
 
 // ---- shared pieces -------------------------------------------------------------------------
