@@ -6,6 +6,7 @@
 
 #include "cache/compact_workload.h"
 #include "jobs/checkpoint_relay.h"
+#include "jobs/max_exec_time.h"
 #include "jobs/pods_ready.h"
 #include "jobs/quota_release.h"
 #include "rota/api/checkpoint.h"
@@ -226,6 +227,10 @@ bool JobController::Reconcile(const std::string& key) {
   }
   if (EvictedHoldingQuota(*wl)) return StopThenRelease(*job, *wl);
   if (IsAdmitted(*wl)) {
+    if (std::optional<int64_t> left = MaxExecSecondsLeft(*wl, WallSeconds())) {
+      if (*left <= 0) return DeactivateForMaxExecTime(*job, *wl);
+      queue_.AddAfter(job->ns + "/" + job->name, std::chrono::seconds(*left + 1));
+    }
     if (job->suspend) return Start(*job, *wl);
     return config_.wait_for_pods_ready ? CheckPodsReady(*job, *wl) : true;
   }
@@ -290,6 +295,27 @@ bool JobController::EvictForPodsReadyTimeout(const JobInfo& job, const api::Work
   }
   log_("info", std::string(deactivate ? "deactivated " : "evicted ") + key + " (Job " + job.name +
                    "): its pods were not all ready within the timeout");
+  return true;
+}
+
+bool JobController::DeactivateForMaxExecTime(const JobInfo& job, const api::Workload& wl) {
+  const MaxExecDeactivation d = controller::DeactivateForMaxExecTime(wl, WallSeconds());
+  const std::string key = wl.metadata.namespace_ + "/" + wl.metadata.name;
+  auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
+                         apiclient::PatchType::kMerge, {{"status", d.status}}, {"rota-job", false, "status"});
+  if (!r.ok()) {
+    log_("warn", "deactivating Workload " + key + " for its maximum execution time: " + r.error().ToString());
+    return r.error().IsNotFound();
+  }
+  auto a = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
+                         apiclient::PatchType::kMerge, {{"spec", {{"active", false}}}});
+  if (!a.ok()) log_("warn", "deactivating Workload " + key + ": " + a.error().ToString());
+  if (metrics_) {
+    metrics_->Add("kueue_evicted_workloads_total",
+                  {{"cluster_queue", wl.status->admission->cluster_queue}, {"reason", "Deactivated"}});
+  }
+  Event(job, "MaximumExecutionTimeExceeded", d.message);
+  log_("info", "deactivated " + key + " (Job " + job.name + "): " + d.message);
   return true;
 }
 

@@ -80,6 +80,8 @@ class JobController {
   // Brings one Job and its Workload together; false to retry with backoff.
   bool Reconcile(const std::string& key);
   bool CreateWorkload(const JobInfo& job, const std::string& queue);
+  // Deactivates the Workload of a Job that ran past its maximumExecutionTimeSeconds.
+  bool DeactivateForMaxExecTime(const JobInfo& job, const api::Workload& wl);
   // The Job's kueue.x-k8s.io/max-exec-time-seconds label, when it is a positive number.
   std::optional<int32_t> MaxExecutionTime(const JobInfo& job) const;
   bool Start(const JobInfo& job, const api::Workload& wl);

@@ -147,7 +147,7 @@ Result<ServingCert> MakeServingCert(const CertRequest& r) {
   if (!leaf || X509_set_issuer_name(leaf.get(), X509_get_subject_name(ca.get())) != 1 ||
       !AddExtension(leaf.get(), ca.get(), NID_basic_constraints, "critical,CA:FALSE") ||
       !AddExtension(leaf.get(), ca.get(), NID_key_usage, "critical,digitalSignature") ||
-      !AddExtension(leaf.get(), ca.get(), NID_ext_key_usage, "serverAuth") ||
+      !AddExtension(leaf.get(), ca.get(), NID_ext_key_usage, r.client ? "clientAuth" : "serverAuth") ||
       !AddExtension(leaf.get(), ca.get(), NID_authority_key_identifier, "keyid:always") ||
       !AddExtension(leaf.get(), ca.get(), NID_subject_alt_name, SubjectAltNames(r)) ||
       X509_sign(leaf.get(), ca_key.get(), EVP_sha256()) <= 0) {

@@ -28,6 +28,7 @@ struct CertRequest {
   std::chrono::hours validity{24 * 365};  // of the serving certificate; a new CA lives 10 years
   // An existing CA to sign with (so that clients trusting it need no change); none: a new one.
   std::string ca_cert_pem, ca_key_pem;
+  bool client = false;  // a client certificate (clientAuth) rather than a serving one
 };
 
 Result<ServingCert> MakeServingCert(const CertRequest& request);

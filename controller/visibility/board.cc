@@ -81,7 +81,7 @@ void VisibilityBoard::Forecast() {
     made->hit_limit = f.hit_horizon || f.hit_max_passes;
     made->assumption = ForecastAssumption(*view);
     for (const PendingEntry& e : view->entries) {
-      if (f.start[e.snapshot_index] == admission::kNoEstimate) continue;
+      if (e.snapshot_index >= f.start.size() || f.start[e.snapshot_index] == admission::kNoEstimate) continue;
       const std::string key = e.ns + "/" + e.name;
       made->start[key] = f.start[e.snapshot_index];
     }

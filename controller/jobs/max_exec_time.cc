@@ -1,0 +1,54 @@
+#include "jobs/max_exec_time.h"
+
+#include <map>
+
+#include "rota/api/snapshot.h"
+
+namespace rota::controller {
+namespace {
+
+using api::Json;
+namespace wc = api::workload_condition;
+constexpr const char* kReason = "MaximumExecutionTimeExceeded";
+
+int64_t PastSeconds(const api::Workload& wl) {
+  if (!wl.status || !wl.status->extra.is_object()) return 0;
+  auto it = wl.status->extra.find("accumulatedPastExecutionTimeSeconds");
+  return it != wl.status->extra.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+}  // namespace
+
+std::optional<int64_t> MaxExecSecondsLeft(const api::Workload& wl, int64_t now) {
+  if (!wl.spec.maximum_execution_time_seconds || !wl.status) return std::nullopt;
+  const api::Condition* admitted = api::FindCondition(wl.status->conditions, wc::kAdmitted);
+  if (!admitted || admitted->status != api::ConditionStatus::kTrue) return std::nullopt;
+  auto since = api::ParseTime(admitted->last_transition_time);
+  if (!since.ok()) return std::nullopt;
+  return *wl.spec.maximum_execution_time_seconds - PastSeconds(wl) - (now - *since);
+}
+
+MaxExecDeactivation DeactivateForMaxExecTime(const api::Workload& wl, int64_t now) {
+  MaxExecDeactivation d;
+  d.message = "The maximum execution time (" + std::to_string(wl.spec.maximum_execution_time_seconds.value_or(0)) +
+              "s) exceeded";
+  const std::string at = api::FormatTime(now);
+  // Conditions: the current ones, with the deactivation's on top (a merge patch replaces the list).
+  std::map<std::string, Json> conds;
+  if (wl.status)
+    for (const auto& c : wl.status->conditions) conds[c.type] = api::EncodeValue(c);
+  auto set = [&](std::string_view type, const char* status, const std::string& reason, const std::string& msg) {
+    conds[std::string(type)] = {
+        {"type", type}, {"status", status}, {"reason", reason}, {"message", msg}, {"lastTransitionTime", at}};
+  };
+  set("DeactivationTarget", "True", kReason, "exceeding the maximum execution time");
+  set(wc::kEvicted, "True", std::string("DeactivatedDueTo") + kReason, d.message);
+  set(wc::kQuotaReserved, "False", "Deactivated", d.message);
+  set(wc::kAdmitted, "False", "NoReservation", "The workload has no reservation");
+  Json list = Json::array();
+  for (auto& [t, c] : conds) list.push_back(c);
+  d.status = {{"admission", nullptr}, {"conditions", std::move(list)}};
+  return d;
+}
+
+}  // namespace rota::controller
