@@ -2,9 +2,10 @@
 # Every target installs what is missing first (hack/install-deps.sh), then builds.
 SHELL := /bin/bash
 BUILD_DIR ?= build
+PREFIX ?= /usr/local
 export PATH := /usr/local/go/bin:$(PATH)
 
-.PHONY: all deps build image test unit-test soak demo bench cluster-up cluster-down cluster-status clean
+.PHONY: all deps build install image test unit-test soak demo bench cluster-up cluster-down cluster-status clean
 
 all: build
 
@@ -14,6 +15,13 @@ deps:
 build: deps
 	@cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD_DIR)
+
+# rota and the kubectl plugin into $(PREFIX)/bin (default /usr/local/bin): `kubectl rota --help`
+# works once that is on PATH (docs/kubectl-rota.md).
+install: build
+	@install -d $(DESTDIR)$(PREFIX)/bin
+	@install -m 0755 $(BUILD_DIR)/bin/rota $(BUILD_DIR)/bin/kubectl-rota $(DESTDIR)$(PREFIX)/bin/
+	@echo "installed rota and kubectl-rota in $(DESTDIR)$(PREFIX)/bin"
 
 # The container image, an OCI archive: build/rota-image.tar (hack/image.sh).
 image: build
