@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Kueue's scheduler performance harness from its Go module (sigs.k8s.io/kueue, pinned):
 # the runner (`test/performance/scheduler/runner`) and minimalkueue
-# (`test/performance/scheduler/minimalkueue`), into a cache outside the repository. It also copies
+# (`test/performance/scheduler/minimalkueue`), and Kueue's kubectl plugin kueuectl (`cmd/kueuectl`,
+# which tests/visibility runs against rota's visibility API), into a cache outside the repository. It also copies
 # the module's generator configs and Kueue's CRDs next to them so the benchmark can run Kueue with
 # its own manifests. Nothing is committed; a second run reuses the cache.
 #
@@ -19,7 +20,7 @@ export PATH=/usr/local/go/bin:$PATH
 
 log() { printf '[build-kueue] %s\n' "$*" >&2; }
 
-if [[ -x $OUT/bin/runner && -x $OUT/bin/minimalkueue && -d $OUT/configs && -d $OUT/crds ]]; then
+if [[ -x $OUT/bin/runner && -x $OUT/bin/minimalkueue && -x $OUT/bin/kueuectl && -d $OUT/configs && -d $OUT/crds ]]; then
   log "cached: $OUT"
   echo "$OUT"
   exit 0
@@ -27,7 +28,7 @@ fi
 command -v go >/dev/null || { log "error: go is not on PATH; Kueue's harness is built from its Go module"; exit 1; }
 start=$(date +%s)
 mkdir -p "$OUT/bin"
-log "building $MODULE@$KUEUE_VERSION runner and minimalkueue with $(go version | cut -d' ' -f3)"
+log "building $MODULE@$KUEUE_VERSION runner, minimalkueue and kueuectl with $(go version | cut -d' ' -f3)"
 # `go install pkg@version` asks the proxy for the module's version list (to report deprecation),
 # which this proxy refuses; a wrapper module that requires the pinned version builds the same code.
 mkdir -p "$OUT/src"
@@ -45,6 +46,7 @@ cat > tools.go <<'GOSRC'
 package kueuebench
 
 import (
+	_ "sigs.k8s.io/kueue/cmd/kueuectl"
 	_ "sigs.k8s.io/kueue/test/performance/scheduler/minimalkueue"
 	_ "sigs.k8s.io/kueue/test/performance/scheduler/runner"
 )
@@ -52,7 +54,8 @@ GOSRC
 go mod tidy -e >/dev/null 2>&1 || true
 go build -trimpath -ldflags "-s -w" -o "$OUT/bin/" \
   "$MODULE/test/performance/scheduler/runner" \
-  "$MODULE/test/performance/scheduler/minimalkueue"
+  "$MODULE/test/performance/scheduler/minimalkueue" \
+  "$MODULE/cmd/kueuectl"
 
 dir=$(go mod download -json "$MODULE@$KUEUE_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 [[ -d $dir ]] || { log "error: could not find $MODULE@$KUEUE_VERSION in the module cache"; exit 1; }

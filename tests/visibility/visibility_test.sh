@@ -7,6 +7,7 @@
 # - the forecast: two running Jobs expected to run 10 minutes (rota.dev/expected-runtime) and three
 #   waiting: the waiting ones start exactly when the running ones are due to end, the last one
 #   after its maximumExecutionTimeSeconds (the Job label kueue.x-k8s.io/max-exec-time-seconds);
+# - Kueue's kueuectl (built from its Go module) shows the positions in its POSITION IN QUEUE column;
 # - a user without rights gets 403 from rota's SubjectAccessReview, and a bad limit 400;
 # - the status page on the metrics port, as Chromium renders it (artifacts in ARTIFACTS).
 #   tests/visibility/visibility_test.sh BUILD_DIR REPO    (KUBECONFIG: the local control plane)
@@ -146,6 +147,19 @@ grep -q 'limit: "-1" is not a non-negative integer' <<<"$out" || fail "expected 
 out=$(kubectl get --raw "$api/clusterqueues/absent/pendingworkloads" 2>&1) && fail "an absent queue was answered: $out"
 grep -q 'NotFound\|not found' <<<"$out" || fail "expected 404 for an absent ClusterQueue, got: $out"
 echo "ok: 403 for a user without rights, 400 for a bad limit, 404 for an absent queue"
+
+# Kueue's own kubectl plugin, built from its Go module, reads the positions unchanged.
+kueuectl=$("$REPO/bench/build-kueue.sh" 2>/dev/null | tail -n 1)/bin/kueuectl
+"$kueuectl" list workload -n "$ns" >"$work/kueuectl.txt" 2>&1 || fail "kueuectl list workload: $(cat "$work/kueuectl.txt")"
+python3 - "$work/kueuectl.txt" <<'PY' || fail "kueuectl's POSITION IN QUEUE column: $(cat "$work/kueuectl.txt")"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+header = lines[0]
+col = header.index("POSITION IN QUEUE")
+rows = {re.split(r"\s+", l)[2]: l[col:col + 17].strip() for l in lines[1:]}  # by JOB NAME
+assert rows == {"run-1": "", "run-2": "", "wait-a": "0", "wait-b": "1", "wait-c": "2"}, rows
+PY
+echo "ok: kueuectl list workload shows rota's positions"
 
 # The status page, rendered by Chromium.
 mkdir -p "$ARTIFACTS"
