@@ -42,6 +42,7 @@
 #include "scheduling/tuning.h"
 #include "servers.h"
 #include "simulate.h"
+#include "visibility/leader_label.h"
 #include "webhook/admission_review.h"
 #include "webhook/cluster_view.h"
 #include "webhook/webhooks.h"
@@ -164,6 +165,7 @@ void RunWhileLeading(rota::apiclient::Client& client, const rota::controller::Ru
   // Shared with the fence, which the client keeps after this returns.
   auto shared_elector = std::make_shared<rota::apiclient::LeaderElector>(client, le);
   rota::apiclient::LeaderElector& elector = *shared_elector;
+  rota::visibility::LabelOwnPod(client, false, log);  // (before the fence: a follower writes nothing)
   client.SetWriteFence([shared_elector] { return shared_elector->HoldsLease(); });
   std::thread worker;
   std::atomic<bool> stop_work{false};
@@ -171,6 +173,7 @@ void RunWhileLeading(rota::apiclient::Client& client, const rota::controller::Ru
       g_stop,
       [&] {
         log("info", "became the leader (" + le.identity + ")");
+        rota::visibility::LabelOwnPod(client, true, log);
         standing_by = false;
         worker = std::thread([&] { work(stop_work); });
       },

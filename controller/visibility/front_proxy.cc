@@ -6,8 +6,6 @@
 namespace rota::visibility {
 namespace {
 
-const apiclient::Resource kConfigMaps{"", "v1", "configmaps", true};
-
 // A JSON list of strings in a ConfigMap value ("" or absent: none).
 Result<std::vector<std::string>> StringList(const apiclient::Json& data, const std::string& key) {
   if (!data.contains(key) || !data[key].is_string() || data[key].get<std::string>().empty())
@@ -49,7 +47,7 @@ Result<FrontProxyConfig> ParseFrontProxyConfig(const apiclient::Json& data) {
 }
 
 Result<FrontProxyConfig> LoadFrontProxyConfig(apiclient::Client& client) {
-  auto cm = client.Get(kConfigMaps, "kube-system", "extension-apiserver-authentication");
+  auto cm = client.Get(apiclient::resources::kConfigMaps, "kube-system", "extension-apiserver-authentication");
   if (!cm.ok())
     return InvalidArgument("cannot read ConfigMap kube-system/extension-apiserver-authentication: " +
                            cm.error().ToString());

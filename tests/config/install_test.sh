@@ -12,13 +12,15 @@ set -euo pipefail
 REPO=$1
 work=$(mktemp -d)
 fail() { echo "FAIL: $*" >&2; exit 1; }
-# What a real apply leaves that would disturb other tests: the webhook configurations (no rota
-# serves them here) and the workloads. The CRDs, RBAC and namespace stay, as other tests use them.
+# What a real apply leaves that would disturb other tests: the webhook configurations and the
+# APIServices (no rota serves them here: an aggregated API nobody answers fails discovery for
+# every client) and the workloads. The CRDs, RBAC and namespace stay, as other tests use them.
 remove() {
+  kubectl delete apiservice v1beta2.visibility.kueue.x-k8s.io v1beta1.visibility.kueue.x-k8s.io --ignore-not-found >/dev/null
   kubectl delete mutatingwebhookconfiguration rota-mutating-webhook-configuration --ignore-not-found >/dev/null
   kubectl delete validatingwebhookconfiguration rota-validating-webhook-configuration --ignore-not-found >/dev/null
   kubectl delete -n rota-system deployment/rota-controller pdb/rota-controller service/rota-webhook-service \
-    service/rota-metrics-service --ignore-not-found --wait=true >/dev/null
+    service/rota-metrics-service service/rota-visibility --ignore-not-found --wait=true >/dev/null
   kubectl delete -n rota-system configmap -l '!kubernetes.io/metadata.name' --field-selector metadata.name!=kube-root-ca.crt \
     --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete -n rota-system issuer,certificate --all --ignore-not-found >/dev/null 2>&1 || true
