@@ -3,7 +3,8 @@
 # rota's CRDs and the example GPU platform, run `rota run`, submit a mixed stream of Jobs (a
 # best-effort sweep that borrows, critical inference, a MIG notebook, training that takes the
 # borrowed GPUs back after asking the sweep to checkpoint) and show what was admitted, preempted
-# and why; then the admission
+# and why; ask `kubectl rota why` about a waiting Job (position and start forecast from rota's
+# visibility API) and look at the status page; then the admission
 # engine alone on a contended moment (`rota simulate`). The cluster keeps running afterwards so you
 # can look around; `make cluster-down` stops it.
 set -euo pipefail
@@ -36,14 +37,17 @@ kubectl get clusterqueues
 echo
 echo "== rota run"
 # Metrics and health on ports the system picks (so nothing else on the machine is in the way).
-# Admission webhooks over HTTPS on 127.0.0.1 with the certificate hack/cluster.sh issued.
+# Admission webhooks over HTTPS on 127.0.0.1 with the certificate hack/cluster.sh issued, and
+# Kueue's visibility API for the apiserver's front proxy (on this machine's address: the
+# apiserver reaches it through an EndpointSlice, which may not name 127.0.0.1).
 certs=$("$REPO/hack/webhooks.sh" cert-dir)
-printf 'metrics: {bindAddress: "127.0.0.1:0"}\nhealth: {bindAddress: "127.0.0.1:0"}\nwebhook: {bindAddress: "127.0.0.1:0", certFile: %s, keyFile: %s}\n' \
-  "$certs/tls.crt" "$certs/tls.key" >"$STATE/rota.yaml"
+vcerts=$("$REPO/hack/visibility.sh" cert-dir)
+printf 'metrics: {bindAddress: "127.0.0.1:0"}\nhealth: {bindAddress: "127.0.0.1:0"}\nwebhook: {bindAddress: "127.0.0.1:0", certFile: %s, keyFile: %s}\nvisibility: {bindAddress: ":0", certFile: %s, keyFile: %s}\n' \
+  "$certs/tls.crt" "$certs/tls.key" "$vcerts/tls.crt" "$vcerts/tls.key" >"$STATE/rota.yaml"
 "$REPO/build/bin/rota" run --kubeconfig "$KUBECONFIG" --config "$STATE/rota.yaml" 2>"$STATE/rota.log" &
 rota_pid=$!
 # The webhooks go with rota: a cluster left running must not call a webhook nobody serves.
-trap '"$REPO/hack/webhooks.sh" unregister >/dev/null 2>&1; kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true' EXIT
+trap '"$REPO/hack/webhooks.sh" unregister >/dev/null 2>&1; "$REPO/hack/visibility.sh" unregister >/dev/null 2>&1; kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true' EXIT
 webhook_port=""
 for _ in $(seq 1 50); do
   webhook_port=$(sed -n 's/.*admission webhooks over HTTPS on port \([0-9]*\).*/\1/p' "$STATE/rota.log" | head -n 1)
@@ -53,6 +57,9 @@ done
 [[ -n $webhook_port ]] || { echo "rota did not start its webhook server:"; cat "$STATE/rota.log"; exit 1; }
 "$REPO/hack/webhooks.sh" register "$webhook_port" 2>/dev/null
 echo "rota serves its admission webhooks on https://127.0.0.1:$webhook_port (registered with the apiserver)"
+visibility_port=$(sed -n 's/.*visibility API over HTTPS on port \([0-9]*\).*/\1/p' "$STATE/rota.log" | head -n 1)
+"$REPO/hack/visibility.sh" register "$visibility_port" 2>/dev/null
+echo "rota serves Kueue's visibility API on port $visibility_port (an aggregated API of the apiserver)"
 
 # Waits until `kubectl get job NAME -n NS` has .spec.suspend == $3.
 wait_job() {
@@ -117,6 +124,26 @@ echo "  \$ kubectl label job llm-finetune -n team-llm kueue.x-k8s.io/queue-name=
 kubectl label job llm-finetune -n team-llm kueue.x-k8s.io/queue-name=other --overwrite 2>&1 | sed 's/^/  /' || true
 
 echo
+echo "== Why is my job waiting, and when will it start? team-llm submits an evaluation (2 x 4 GPUs,"
+echo "   expected to run 45m). Its guarantee is taken by its fine-tuning, so it must borrow; the GPUs"
+echo "   it could borrow are the sweep's, at a lower priority: rota asks the sweep to checkpoint again"
+kubectl apply -f "$REPO/examples/jobs/stream/5-llm-eval.yaml" >/dev/null
+for _ in $(seq 1 30); do
+  [[ -n $(kubectl get workloads -n team-llm -o jsonpath='{.items[?(@.metadata.ownerReferences[0].name=="llm-eval")].status.conditions[?(@.type=="QuotaReserved")].reason}') ]] && break
+  sleep 1
+done
+echo "\$ kubectl rota why job/llm-eval -n team-llm      (build/bin/kubectl-rota; make install puts it on PATH)"
+"$REPO/build/bin/kubectl-rota" why job/llm-eval -n team-llm | sed 's/^/  /' || true
+echo "\$ kubectl rota queues"
+"$REPO/build/bin/kubectl-rota" queues | sed 's/^/  /' || true
+echo "\$ kubectl get --raw /apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/team-llm/localqueues/gpu/pendingworkloads"
+kubectl get --raw /apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/team-llm/localqueues/gpu/pendingworkloads |
+  python3 -c 'import json, sys
+for i in json.load(sys.stdin)["items"]:
+    print("  %s: position %d in ClusterQueue, %d in LocalQueue; estimated start %s" % (i["metadata"]["name"],
+          i["positionInClusterQueue"], i["positionInLocalQueue"], i.get("estimatedStartTime", "none")))' || true
+
+echo
 kubectl get jobs -A -o custom-columns='NAMESPACE:.metadata.namespace,JOB:.metadata.name,SUSPENDED:.spec.suspend,PARALLELISM:.spec.parallelism,RUNNING PODS:.status.active,NODE SELECTOR:.spec.template.spec.nodeSelector'
 echo
 kubectl get workloads -A -o custom-columns='NAMESPACE:.metadata.namespace,WORKLOAD:.metadata.name,CLUSTERQUEUE:.status.admission.clusterQueue,ADMITTED:.status.conditions[?(@.type=="Admitted")].status,PREEMPTED:.status.conditions[?(@.type=="Preempted")].reason,WHY:.status.conditions[?(@.type=="QuotaReserved")].message'
@@ -124,14 +151,23 @@ echo
 kubectl get clusterqueues
 echo
 sed 's/^/  rota: /' "$STATE/rota.log" | grep -v 'serving\|starting\|synced' | head -n 16
-metrics_port=$(sed -n 's/.*serving \/metrics on port \([0-9]*\).*/\1/p' "$STATE/rota.log" | head -n 1)
+metrics_port=$(sed -n 's/.*serving \/metrics and the status page (\/) on port \([0-9]*\).*/\1/p' "$STATE/rota.log" | head -n 1)
 if [[ -n $metrics_port ]]; then
+  echo
+  echo "== The status page (http://127.0.0.1:$metrics_port/ while rota runs): queues, pending workloads"
+  echo "   with positions and forecasts, recent admissions and preemptions; as text:"
+  curl -s "http://127.0.0.1:$metrics_port/" | python3 -c 'import html, re, sys
+text = re.sub(r"<(style|title)[^>]*>.*?</\1>", "", sys.stdin.read(), flags=re.S)
+for line in re.sub(r"<[^>]+>", " ", text.replace("</tr>", "\n").replace("</h2>", "\n")).splitlines():
+    line = " ".join(html.unescape(line).split())
+    if line: print("  " + line)' | head -n 24
   echo
   echo "== Kueue's metrics, as a Prometheus scrape of rota's /metrics sees them (excerpt)"
   curl -s "http://127.0.0.1:$metrics_port/metrics" |
     grep -E '^(kueue_(admitted_workloads_total|preempted_workloads_total|cluster_queue_resource_usage\{cluster_queue="team-(llm|vision)",flavor="a100-80gb")|rota_checkpoint_requests_total|rota_preemption_lost_resource_seconds_total\{.*nvidia)' || true
 fi
 "$REPO/hack/webhooks.sh" unregister >/dev/null 2>&1
+"$REPO/hack/visibility.sh" unregister >/dev/null 2>&1
 kill $rota_pid 2>/dev/null; wait $rota_pid 2>/dev/null || true
 trap - EXIT
 

@@ -19,7 +19,6 @@ PendingEntry EntryOf(const api::SnapshotBuilder& builder, const admission::Pendi
   e.local_queue = NameOf(builder.LocalQueueOf(p.index));
   e.cluster_queue = spec.cluster_queue;
   e.priority = spec.priority;
-  e.position_in_cluster_queue = p.position;
   e.reason = std::string(p.reason);
   e.message = std::string(p.message);
   if (w.metadata.extra.is_object() && w.metadata.extra.contains("ownerReferences"))
@@ -37,6 +36,10 @@ PendingView MakePendingView(const api::SnapshotBuilder& builder, const admission
   v.version = version;
   v.snapshot = builder.snapshot();
   v.snapshot.now = now;
+  // A preemptor held while its victims stop (or checkpoint) waits for quota like any other in the
+  // forecast: it starts once they are gone.
+  for (admission::WorkloadSpec& w : v.snapshot.workloads)
+    if (w.inadmissible_reason == "WaitingForQuota") w.inadmissible_reason.clear();
   v.run_times.reserve(v.snapshot.workloads.size());
   for (size_t i = 0; i < v.snapshot.workloads.size(); ++i) {
     const admission::WorkloadSpec& w = v.snapshot.workloads[i];
@@ -45,9 +48,17 @@ PendingView MakePendingView(const api::SnapshotBuilder& builder, const admission
   }
   v.entries.reserve(d.pending.size());
   for (const admission::PendingDecision& p : d.pending) {
+    // (A deactivated workload is in no queue, as in Kueue.)
+    if (v.snapshot.workloads[p.index].inadmissible_reason == "Inactive") continue;
     PendingEntry e = EntryOf(builder, p);
     const auto n = static_cast<uint32_t>(v.entries.size());
-    if (!e.cluster_queue.empty() && p.position >= 0) v.by_cluster_queue[e.cluster_queue].push_back(n);
+    if (!e.cluster_queue.empty()) {
+      // Positions in the pass's scheduling order, counting those the engine passed through for a
+      // reason of the controller's (a preemptor held for its victims is still in its queue).
+      std::vector<uint32_t>& queue = v.by_cluster_queue[e.cluster_queue];
+      e.position_in_cluster_queue = static_cast<int32_t>(queue.size());
+      queue.push_back(n);
+    }
     std::vector<uint32_t>& local = v.by_local_queue[e.ns + "/" + e.local_queue];
     e.position_in_local_queue = static_cast<int32_t>(local.size());
     local.push_back(n);

@@ -1,7 +1,7 @@
 #pragma once
 
 // What the visibility API, the status page and `kubectl rota why` read of the queue: every
-// pending workload a pass looked at, in the engine's scheduling order, with its positions in its
+// pending workload a pass looked at (but deactivated ones), in the engine's scheduling order, with its positions in its
 // ClusterQueue and LocalQueue (0: the head, as Kueue's positionInClusterQueue), and what a
 // start-time forecast needs (the pass's snapshot and each workload's expected run time). Made by
 // the scheduling loop from a pass, read by other threads: immutable once made.
