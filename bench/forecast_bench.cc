@@ -80,6 +80,7 @@ BENCHMARK(BM_Forecast)
     ->Args({10, 100, 0})
     ->Args({100, 100, 0})
     ->Args({100, 100, 32})
+    ->Args({100, 100, 16})
     ->Args({100, 100, 8})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);

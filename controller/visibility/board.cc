@@ -62,14 +62,19 @@ VisibilityBoard::Reading VisibilityBoard::Read(std::chrono::milliseconds wait) {
 void VisibilityBoard::Forecast() {
   std::unique_lock<std::mutex> l(mu_);
   uint64_t done = 0;
+  apiclient::Clock::TimePoint next{};  // not before: forecasting takes at most a share of a core
   while (!stop_) {
     if (!view_ || view_->version == done) {
       work_.wait(l);
       continue;
     }
+    if (clock_.Now() < next) {
+      clock_.WaitUntil(work_, l, next);
+      continue;
+    }
     std::shared_ptr<const PendingView> view = view_;
     l.unlock();
-    const auto began = std::chrono::steady_clock::now();
+    const auto began = clock_.Now();
     std::vector<int64_t> run_time;
     run_time.reserve(view->run_times.size());
     for (const RunTimeEstimate& r : view->run_times) run_time.push_back(r.seconds);
@@ -85,11 +90,13 @@ void VisibilityBoard::Forecast() {
       const std::string key = e.ns + "/" + e.name;
       made->start[key] = f.start[e.snapshot_index];
     }
-    made->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    const auto took = clock_.Now() - began;
+    made->seconds = std::chrono::duration<double>(took).count();
     l.lock();
+    next = clock_.Now() + took * options_.idle_per_busy;
     forecast_ = std::move(made);
     done = view->version;
-    posted_.notify_all();  // (the loop posts a view at most once per `fresh`: so many forecasts)
+    posted_.notify_all();
   }
 }
 

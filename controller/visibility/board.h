@@ -4,8 +4,9 @@
 // threads, and where start-time forecasts are made from it. Views cost the loop a copy of its
 // snapshot, so it makes one only while somebody reads: a read marks the board wanted (for a
 // minute) and wakes the loop, and the loop posts a view when one is wanted and the last is older
-// than `fresh`. The forecaster thread forecasts each posted view, at most once per `fresh`, off
-// the loop; readers get the newest forecast, which may be of an earlier view.
+// than `fresh`. The forecaster thread forecasts the newest posted view, off the loop, resting
+// between forecasts (Options::idle_per_busy); readers get the newest forecast, which may be of an
+// earlier view.
 
 #include <atomic>
 #include <chrono>
@@ -45,6 +46,9 @@ class VisibilityBoard {
     std::chrono::milliseconds fresh{5000};
     std::chrono::seconds wanted_for{60};
     admission::ForecastLimits limits;
+    // After a forecast that took T, the next begins no sooner than T x this later: forecasts take
+    // at most 1/(1 + this) of a core however often people read (a big queue's takes seconds).
+    int idle_per_busy = 4;
   };
   // `wake_loop` makes the scheduling loop run a pass (it must not block).
   VisibilityBoard(apiclient::Clock& clock, std::function<void()> wake_loop, Options options);
