@@ -190,7 +190,7 @@ Forecast ForecastStarts(const Snapshot& snapshot, const std::vector<int64_t>& ru
   Simulation sim(snapshot, run_time, limits.window);
   Workspace workspace;
   for (int64_t now = snapshot.now;;) {
-    if (f.passes == limits.max_passes) {
+    if (f.passes == limits.max_passes || (limits.keep_going && !limits.keep_going())) {
       f.hit_max_passes = true;
       break;
     }

@@ -217,20 +217,26 @@ struct HttpsServer::Impl {
       const size_t question = target.find('?');
       const std::string query = question == std::string::npos ? "" : target.substr(question + 1);
       target = target.substr(0, question);
-      HttpReply reply;
-      if (req.method() == http::verb::get || req.method() == http::verb::head) {
-        const auto auth = req[http::field::authorization];
-        if (server->options.get_any && !server->get_routes.count(target)) {
-          reply = server->options.get_any(Request(req, target, query));
-        } else {
-          reply = Get(target, std::string_view(auth.data(), auth.size()));
-        }
-      } else if (req.method() == http::verb::post) {
-        reply = server->post(target, req.body());
-      } else {
-        reply = {405, "text/plain; charset=utf-8", "use POST for webhooks, GET for /healthz\n"};
-      }
+      HttpReply reply = Handle(req, target, query);
       Reply(reply.status, std::move(reply.body), req.keep_alive(), reply.content_type);
+    }
+
+    // The route's reply; a handler that throws (a bug, or input it did not expect) gets a 500
+    // and a log line, never the process.
+    HttpReply Handle(const http::request<http::string_body>& req, const std::string& target, const std::string& query) {
+      try {
+        if (req.method() == http::verb::get || req.method() == http::verb::head) {
+          if (server->options.get_any && !server->get_routes.count(target))
+            return server->options.get_any(Request(req, target, query));
+          const auto auth = req[http::field::authorization];
+          return Get(target, std::string_view(auth.data(), auth.size()));
+        }
+        if (req.method() == http::verb::post) return server->post(target, req.body());
+        return {405, "text/plain; charset=utf-8", "use POST for webhooks, GET for /healthz\n"};
+      } catch (const std::exception& e) {
+        server->log("error", server->options.name + " request " + target + " from " + peer + " failed: " + e.what());
+        return {500, "text/plain; charset=utf-8", "internal error\n"};
+      }
     }
 
     HttpsRequest Request(const http::request<http::string_body>& req, const std::string& path,

@@ -301,15 +301,23 @@ bool JobController::EvictForPodsReadyTimeout(const JobInfo& job, const api::Work
 bool JobController::DeactivateForMaxExecTime(const JobInfo& job, const api::Workload& wl) {
   const MaxExecDeactivation d = controller::DeactivateForMaxExecTime(wl, WallSeconds());
   const std::string key = wl.metadata.namespace_ + "/" + wl.metadata.name;
+  // Inactive first: a workload whose conditions were written but not this would be admitted
+  // again, with its limit started afresh.
+  if (wl.spec.active) {
+    auto a = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
+                           apiclient::PatchType::kMerge, {{"spec", {{"active", false}}}});
+    if (!a.ok()) {
+      log_("warn", "deactivating Workload " + key + " for its maximum execution time: " + a.error().ToString());
+      return a.error().IsNotFound();
+    }
+  }
+  // The conditions; the next sync stops the Job and then gives its quota back (StopThenRelease).
   auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
-                         apiclient::PatchType::kMerge, {{"status", d.status}}, {"rota-job", false, "status"});
+                         apiclient::PatchType::kMerge, d.patch, {"rota-job", false, "status"});
   if (!r.ok()) {
-    log_("warn", "deactivating Workload " + key + " for its maximum execution time: " + r.error().ToString());
+    log_("warn", "evicting Workload " + key + " for its maximum execution time: " + r.error().ToString());
     return r.error().IsNotFound();
   }
-  auto a = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
-                         apiclient::PatchType::kMerge, {{"spec", {{"active", false}}}});
-  if (!a.ok()) log_("warn", "deactivating Workload " + key + ": " + a.error().ToString());
   if (metrics_) {
     metrics_->Add("kueue_evicted_workloads_total",
                   {{"cluster_queue", wl.status->admission->cluster_queue}, {"reason", "Deactivated"}});

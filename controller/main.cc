@@ -266,10 +266,12 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
     controller.Run(stop);
     job_thread.join();
   };
-  if (config.leader_election)
+  if (config.leader_election) {
     RunWhileLeading(*client, config, log, standing_by, run_all);
-  else
+  } else {
+    rota::visibility::LabelOwnPod(*client, true, log);  // (the only replica schedules)
     run_all(g_stop);
+  }
   cache.Stop();
   LogRunCost(*client, log);
   LogStats(controller.stats(), log);

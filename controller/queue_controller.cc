@@ -267,7 +267,7 @@ void QueueController::EnqueueDecisions(std::vector<WorkloadWrite>& writes) {
 }
 
 void QueueController::ApplyToSnapshot(const admission::Decisions& d, const HeldPreemptions& held,
-                                      const std::vector<Drained>& drained) {
+                                      const std::vector<Drained>& drained, int64_t now) {
   // (The entries changed are made again at the next pass.)
   for (const auto& p : d.preempted) {
     admission::WorkloadSpec* w = snapshot_builder_.Mutable(p.workload);
@@ -279,7 +279,9 @@ void QueueController::ApplyToSnapshot(const admission::Decisions& d, const HeldP
   for (const Drained& e : drained)
     if (auto* w = snapshot_builder_.Mutable(e.key)) w->admission.reset();
   for (const auto& a : d.admitted) {
-    snapshot_builder_.Mutable(a.workload)->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
+    admission::WorkloadSpec* w = snapshot_builder_.Mutable(a.workload);
+    w->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
+    w->admission_time = now;  // (what the next build reads from its QuotaReserved condition)
   }
 }
 
@@ -331,7 +333,7 @@ void QueueController::Pass() {
   EnqueueDecisions(writes);
   TellCheckpoints(checkpoints, d, state.now);  // (before the snapshot forgets the victims' admissions)
 
-  ApplyToSnapshot(d, held, drained);
+  ApplyToSnapshot(d, held, drained, state.now);
   if (observer_) observer_->Observe(snapshot_builder_, d, state.now);
   const QueueTally::Result tally = tally_.Count(snapshot_builder_, d);
   const auto interval =

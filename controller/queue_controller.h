@@ -127,7 +127,8 @@ class QueueController {
   void TellCheckpoints(const CheckpointPass& checkpoints, const admission::Decisions& d, int64_t now);
   void EnqueueDecisions(std::vector<WorkloadWrite>& writes);
   // Applies the decisions to the kept snapshot's entries, so that the tally counts them.
-  void ApplyToSnapshot(const admission::Decisions& d, const HeldPreemptions& held, const std::vector<Drained>& drained);
+  void ApplyToSnapshot(const admission::Decisions& d, const HeldPreemptions& held, const std::vector<Drained>& drained,
+                       int64_t now);
   void Log(const admission::Decisions& d) const;
   struct PassSummary;
   void Finish(admission::Decisions&& d, const PassSummary& s);

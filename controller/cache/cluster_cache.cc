@@ -78,7 +78,15 @@ ClusterCache::ClusterCache(apiclient::Client& client, Options options) {
   wh.on_update = [tell](const api::Workload&, const api::Workload& w) { tell(w, !IsFinished(w)); };
   wh.on_delete = [tell](const api::Workload& w) { tell(w, false); };
   workloads_ = std::make_unique<apiclient::Informer<api::Workload>>(
-      client, r::kWorkloads, "", [this](api::Json& j) { return DecodeCachedWorkload(j, templates_); }, wh, io);
+      client, r::kWorkloads, "",
+      [this](api::Json& j) {
+        // (The cache keeps little of a finished Workload: what its run took is read before that.)
+        if (!finished_listeners_.empty())
+          if (std::optional<FinishedRun> run = FinishedRunOf(j))
+            for (const auto& l : finished_listeners_) l(*run);
+        return DecodeCachedWorkload(j, templates_);
+      },
+      wh, io);
   workloads_->SetView([](const api::Workload& w) { return !IsFinished(w); });
   namespaces_ = std::make_unique<apiclient::Informer<NamespaceInfo>>(client, r::kNamespaces, "", DecodeNamespace,
                                                                      AnyChange<NamespaceInfo>(changed), io);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/compact_workload.h"
 #include "rota/api/codec.h"
 #include "rota/api/kueue.h"
 #include "rota/apiclient/client.h"
@@ -45,6 +46,8 @@ class ClusterCache {
   // away, or a queue whose status alone changed (rota's own status write coming back, mostly).
   using ChangeListener = std::function<void(bool may_decide)>;
   using WorkloadListener = std::function<void(const api::Workload&)>;
+  // A Workload seen finished (maybe again: on a relist, or an update after it finished).
+  using FinishedRunListener = std::function<void(const FinishedRun&)>;
 
   ClusterCache(apiclient::Client& client, Options options);
   ~ClusterCache();
@@ -54,6 +57,7 @@ class ClusterCache {
   // Listeners, registered before Start.
   void OnChange(ChangeListener listener) { change_listeners_.push_back(std::move(listener)); }
   void OnWorkloadChange(WorkloadListener listener) { workload_listeners_.push_back(std::move(listener)); }
+  void OnFinishedRun(FinishedRunListener listener) { finished_listeners_.push_back(std::move(listener)); }
 
   // Starts every informer (idempotent).
   void Start();
@@ -76,6 +80,7 @@ class ClusterCache {
 
   std::vector<ChangeListener> change_listeners_;
   std::vector<WorkloadListener> workload_listeners_;
+  std::vector<FinishedRunListener> finished_listeners_;
   api::JsonInterner templates_;  // the cached Workloads' pod templates, one copy of each
   std::unique_ptr<apiclient::Informer<api::ResourceFlavor>> flavors_;
   std::unique_ptr<apiclient::Informer<api::Cohort>> cohorts_;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "rota/api/checkpoint.h"
+#include "rota/api/snapshot.h"
 
 namespace rota::controller {
 namespace {
@@ -140,6 +141,33 @@ Result<std::shared_ptr<const api::Workload>> DecodeCachedWorkload(Json& document
   auto w = DecodeCompactWorkload(document, templates);
   if (!w.ok()) return w.status();
   return std::make_shared<const api::Workload>(std::move(w).value());
+}
+
+std::optional<FinishedRun> FinishedRunOf(const Json& document) {
+  if (!FinishedDocument(document)) return std::nullopt;
+  const Json& status = document["status"];
+  auto admission = status.find("admission");
+  if (admission == status.end() || !admission->is_object()) return std::nullopt;
+  std::string reserved, finished;
+  for (const Json& c : status["conditions"]) {
+    if (!c.is_object() || c.value("status", Json()) != "True") continue;
+    const Json type = c.value("type", Json()), at = c.value("lastTransitionTime", Json());
+    if (!at.is_string()) continue;
+    if (type == wc::kQuotaReserved) reserved = at.get<std::string>();
+    if (type == wc::kFinished) finished = at.get<std::string>();
+  }
+  auto start = api::ParseTime(reserved), end = api::ParseTime(finished);
+  if (!start.ok() || !end.ok() || *end < *start) return std::nullopt;
+  FinishedRun run;
+  run.seconds = *end - *start;
+  run.cluster_queue = admission->value("clusterQueue", std::string());
+  const Json meta = document.value("metadata", Json::object());
+  run.uid = meta.is_object() ? meta.value("uid", std::string()) : "";
+  const Json spec = document.value("spec", Json::object());
+  if (spec.is_object() && spec.contains("priorityClassRef") && spec["priorityClassRef"].is_object())
+    run.priority_class = spec["priorityClassRef"].value("name", std::string());
+  if (run.cluster_queue.empty() || run.uid.empty()) return std::nullopt;
+  return run;
 }
 
 bool IsFinished(const api::Workload& w) {

@@ -3,7 +3,10 @@
 // How the cluster cache keeps Workloads: only what scheduling, status and the Job integration
 // read, so that a cache of tens of thousands of Workloads stays small.
 
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "rota/api/codec.h"
 #include "rota/api/kueue.h"
@@ -24,6 +27,16 @@ Result<api::Workload> DecodeCompactWorkload(api::Json& compact, api::JsonInterne
 // that says only that it is finished. Nothing reads more of such a Workload: it holds no quota,
 // gets no status, and no Job follows it.
 Result<std::shared_ptr<const api::Workload>> DecodeCachedWorkload(api::Json& document, api::JsonInterner& templates);
+
+// A finished run, as the document says before the cache trims it: which ClusterQueue, which
+// priority class, and how long from the reservation of its quota to its end.
+struct FinishedRun {
+  std::string uid, cluster_queue, priority_class;
+  int64_t seconds = 0;
+};
+// Of a Workload document with Finished=True after QuotaReserved=True and an admission; nullopt
+// for any other.
+std::optional<FinishedRun> FinishedRunOf(const api::Json& document);
 
 // Whether the Workload has condition Finished=True.
 bool IsFinished(const api::Workload& w);

@@ -43,11 +43,11 @@ MaxExecDeactivation DeactivateForMaxExecTime(const api::Workload& wl, int64_t no
   };
   set("DeactivationTarget", "True", kReason, "exceeding the maximum execution time");
   set(wc::kEvicted, "True", std::string("DeactivatedDueTo") + kReason, d.message);
-  set(wc::kQuotaReserved, "False", "Deactivated", d.message);
-  set(wc::kAdmitted, "False", "NoReservation", "The workload has no reservation");
   Json list = Json::array();
   for (auto& [t, c] : conds) list.push_back(c);
-  d.status = {{"admission", nullptr}, {"conditions", std::move(list)}};
+  // (On its resourceVersion: a merge patch replaces the whole list, so a stale one must fail.)
+  d.patch = {{"metadata", {{"resourceVersion", wl.metadata.resource_version}}},
+             {"status", {{"conditions", std::move(list)}}}};
   return d;
 }
 

@@ -1,6 +1,9 @@
 #include "jobs/quota_release.h"
 
+#include <algorithm>
 #include <map>
+
+#include "rota/api/snapshot.h"
 
 namespace rota::controller {
 namespace {
@@ -12,6 +15,20 @@ bool EvictedHoldingQuota(const api::Workload& wl) {
   if (!wl.status || !wl.status->admission) return false;
   const api::Condition* evicted = api::FindCondition(wl.status->conditions, wc::kEvicted);
   return evicted && evicted->status == api::ConditionStatus::kTrue;
+}
+
+std::optional<int64_t> AccumulatedExecutionSeconds(const api::Workload& wl, const std::string& now) {
+  if (!wl.spec.maximum_execution_time_seconds || !wl.status) return std::nullopt;
+  const api::Condition* admitted = api::FindCondition(wl.status->conditions, wc::kAdmitted);
+  if (!admitted || admitted->status != api::ConditionStatus::kTrue) return std::nullopt;
+  auto since = api::ParseTime(admitted->last_transition_time), until = api::ParseTime(now);
+  if (!since.ok() || !until.ok()) return std::nullopt;
+  int64_t past = 0;
+  if (wl.status->extra.is_object()) {
+    auto it = wl.status->extra.find("accumulatedPastExecutionTimeSeconds");
+    if (it != wl.status->extra.end() && it->is_number_integer()) past = it->get<int64_t>();
+  }
+  return past + std::max<int64_t>(0, *until - *since);
 }
 
 Json QuotaReleasePatch(const api::Workload& wl, const std::string& now) {
@@ -32,8 +49,9 @@ Json QuotaReleasePatch(const api::Workload& wl, const std::string& now) {
   set(wc::kRequeued, "True", reason, message);
   Json list = Json::array();
   for (auto& [type, c] : conds) list.push_back(std::move(c));
-  return {{"metadata", {{"resourceVersion", wl.metadata.resource_version}}},
-          {"status", {{"admission", nullptr}, {"conditions", std::move(list)}}}};
+  Json status = {{"admission", nullptr}, {"conditions", std::move(list)}};
+  if (auto past = AccumulatedExecutionSeconds(wl, now)) status["accumulatedPastExecutionTimeSeconds"] = *past;
+  return {{"metadata", {{"resourceVersion", wl.metadata.resource_version}}}, {"status", std::move(status)}};
 }
 
 }  // namespace rota::controller

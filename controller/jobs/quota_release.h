@@ -5,6 +5,8 @@
 // then it keeps it (scheduling/preemption_hold.h), so that running pods never hold more than the
 // admitted quota.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "rota/api/kueue.h"
@@ -18,6 +20,10 @@ bool EvictedHoldingQuota(const api::Workload& wl);
 // eviction's message), Admitted=False (NoReservation), Requeued=True (the eviction's reason and
 // message), the other conditions as they are. It carries the resourceVersion it was computed
 // from: a merge patch replaces the whole conditions list, so a stale one must fail (409).
+// For a Workload with a maximumExecutionTimeSeconds, the patch also adds the time it ran since
+// its admission to status.accumulatedPastExecutionTimeSeconds (jobs/max_exec_time.h counts it).
 api::Json QuotaReleasePatch(const api::Workload& wl, const std::string& now);
+// That sum, or nullopt when the Workload has no limit or was not admitted.
+std::optional<int64_t> AccumulatedExecutionSeconds(const api::Workload& wl, const std::string& now);
 
 }  // namespace rota::controller

@@ -21,6 +21,7 @@ VisibilityBoard::~VisibilityBoard() {
     std::lock_guard<std::mutex> l(mu_);
     stop_ = true;
   }
+  stopping_ = true;
   work_.notify_all();
   forecaster_.join();
 }
@@ -78,7 +79,9 @@ void VisibilityBoard::Forecast() {
     std::vector<int64_t> run_time;
     run_time.reserve(view->run_times.size());
     for (const RunTimeEstimate& r : view->run_times) run_time.push_back(r.seconds);
-    const admission::Forecast f = admission::ForecastStarts(view->snapshot, run_time, options_.limits);
+    admission::ForecastLimits limits = options_.limits;
+    limits.keep_going = [this] { return !stopping_.load(); };  // (a shutdown does not wait for it)
+    const admission::Forecast f = admission::ForecastStarts(view->snapshot, run_time, limits);
     auto made = std::make_shared<StartForecast>();
     made->view_version = view->version;
     made->made_at = view->now;

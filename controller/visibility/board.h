@@ -80,6 +80,7 @@ class VisibilityBoard {
   std::shared_ptr<const StartForecast> forecast_;
   apiclient::Clock::TimePoint view_at_{}, wanted_until_{};
   bool stop_ = false;
+  std::atomic<bool> stopping_{false};  // read by a forecast in progress, without the lock
   std::thread forecaster_;
 };
 

@@ -1,5 +1,7 @@
 #include "visibility/pending_view.h"
 
+#include <algorithm>
+
 namespace rota::visibility {
 namespace {
 
@@ -46,8 +48,19 @@ PendingView MakePendingView(const api::SnapshotBuilder& builder, const admission
     const std::string& cq = w.admission ? w.admission->cluster_queue : w.cluster_queue;
     v.run_times.push_back(ExpectedRunTime(builder.ObjectAt(i), cq, history));
   }
+  // In scheduling order: the controller appends to the pass's list those it holds back (a
+  // preemptor waiting for its victims), which keep their place in their queues. (A pass that
+  // stopped at its change limit lists only what it considered: the rest are seen next time.)
+  std::vector<const admission::PendingDecision*> order;
+  order.reserve(d.pending.size());
+  for (const admission::PendingDecision& p : d.pending) order.push_back(&p);
+  const auto& ws = v.snapshot.workloads;
+  std::stable_sort(order.begin(), order.end(), [&ws](const auto* a, const auto* b) {
+    return admission::InSchedulingOrder(ws[a->index], ws[b->index]);
+  });
   v.entries.reserve(d.pending.size());
-  for (const admission::PendingDecision& p : d.pending) {
+  for (const admission::PendingDecision* pp : order) {
+    const admission::PendingDecision& p = *pp;
     // (A deactivated workload is in no queue, as in Kueue.)
     if (v.snapshot.workloads[p.index].inadmissible_reason == "Inactive") continue;
     PendingEntry e = EntryOf(builder, p);

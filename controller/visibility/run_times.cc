@@ -9,13 +9,6 @@
 namespace rota::visibility {
 namespace {
 
-const api::Condition* TrueCondition(const api::Workload& w, std::string_view type) {
-  if (!w.status) return nullptr;
-  for (const api::Condition& c : w.status->conditions)
-    if (c.type == type && c.status == api::ConditionStatus::kTrue) return &c;
-  return nullptr;
-}
-
 std::string PriorityClassOf(const api::Workload& w) {
   return w.spec.priority_class_ref ? w.spec.priority_class_ref->name : "";
 }
@@ -28,18 +21,12 @@ std::string Describe(int64_t seconds) {
 
 }  // namespace
 
-void RunTimeHistory::Observe(const api::Workload& w) {
-  const api::Condition* finished = TrueCondition(w, "Finished");
-  const api::Condition* reserved = TrueCondition(w, api::workload_condition::kQuotaReserved);
-  if (!finished || !reserved || !w.status->admission) return;
-  auto end = api::ParseTime(finished->last_transition_time);
-  auto start = api::ParseTime(reserved->last_transition_time);
-  if (!end.ok() || !start.ok() || *end < *start) return;
+void RunTimeHistory::Observe(const controller::FinishedRun& run) {
   std::lock_guard<std::mutex> l(mu_);
-  if (!seen_.insert(w.metadata.uid).second) return;
-  seen_order_.push_back(w.metadata.uid);
-  std::deque<int64_t>& runs = runs_[{w.status->admission->cluster_queue, PriorityClassOf(w)}];
-  runs.push_back(*end - *start);
+  if (!seen_.insert(run.uid).second) return;
+  seen_order_.push_back(run.uid);
+  std::deque<int64_t>& runs = runs_[{run.cluster_queue, run.priority_class}];
+  runs.push_back(run.seconds);
   if (runs.size() > keep_) runs.pop_front();
   // UIDs are kept for as many runs as all the queues keep, at most; the oldest go first.
   while (seen_order_.size() > keep_ * std::max<size_t>(1, runs_.size())) {

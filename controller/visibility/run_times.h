@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "cache/compact_workload.h"
 #include "rota/api/checkpoint.h"
 #include "rota/api/kueue.h"
 
@@ -26,10 +27,8 @@ class RunTimeHistory {
  public:
   // Per ClusterQueue and priority class, the last `keep` run times count.
   explicit RunTimeHistory(size_t keep = 200) : keep_(keep) {}
-  // Notes a Workload that has finished (condition Finished=True) after it was admitted
-  // (QuotaReserved=True, or its admission): run time = finish - admission. Each Workload (by UID)
-  // once; others are ignored.
-  void Observe(const api::Workload& w);
+  // Notes a finished run (the cache's FinishedRunListener): each Workload (by UID) once.
+  void Observe(const controller::FinishedRun& run);
   // The median run time in seconds and how many finished runs it is the median of.
   std::optional<std::pair<int64_t, size_t>> Median(const std::string& cluster_queue,
                                                    const std::string& priority_class) const;

@@ -12,7 +12,7 @@ Visibility::Visibility(controller::ClusterCache& cache, controller::QueueControl
       apiclient::RealClock(), [&controller] { controller.Wake(); }, VisibilityBoard::Options{});
   publisher_ = std::make_unique<ViewPublisher>(*board_, history_);
   controller.SetPassObserver(publisher_.get());
-  cache.OnWorkloadChange([this](const api::Workload& w) { history_.Observe(w); });
+  cache.OnFinishedRun([this](const controller::FinishedRun& run) { history_.Observe(run); });
 }
 
 Visibility::~Visibility() {
@@ -32,6 +32,7 @@ bool Visibility::StartApi(const controller::RunConfig& config, apiclient::Client
   opts.cert_file = config.visibility_cert_file;
   opts.key_file = config.visibility_key_file;
   opts.client_ca_pem = front_proxy->client_ca_pem;
+  opts.threads = 4;  // (a request may wait for a fresh view; discovery must not wait behind it)
   if (opts.cert_file.empty()) {
     auto made = serving::MakeServingCert(
         {"rota-visibility", {"rota-visibility.rota-system.svc", "localhost"}, true, std::chrono::system_clock::now()});

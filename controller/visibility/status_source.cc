@@ -71,7 +71,8 @@ statuspage::StatusPage MakeStatusPage(const StatusSources& s, bool leader, int64
   page.is_leader = leader;
   for (const auto& cq : s.cache.cluster_queues().List()) page.queues.push_back(QueueRowOf(*cq));
   if (leader) {
-    const VisibilityBoard::Reading r = s.board.Read(std::chrono::milliseconds(2000));
+    // (Briefly: the page shares its server's thread with /metrics; it refreshes itself anyway.)
+    const VisibilityBoard::Reading r = s.board.Read(std::chrono::milliseconds(500));
     if (r.view) {
       page.pending_total = r.view->entries.size();
       for (size_t i = 0; i < r.view->entries.size() && i < max_pending; ++i)

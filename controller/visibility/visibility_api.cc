@@ -11,9 +11,12 @@ namespace {
 
 using apiclient::Json;
 constexpr size_t kDefaultLimit = 1000;
-constexpr std::chrono::milliseconds kViewWait{3000};
+constexpr std::chrono::milliseconds kViewWait{2000};
 
-controller::HttpReply JsonReply(int status, const Json& body) { return {status, "application/json", body.dump()}; }
+controller::HttpReply JsonReply(int status, const Json& body) {
+  // (Names and queries come from users: bytes that are not UTF-8 are replaced, not thrown at.)
+  return {status, "application/json", body.dump(-1, ' ', false, Json::error_handler_t::replace)};
+}
 
 controller::HttpReply StatusReply(int code, const std::string& reason, const std::string& message) {
   return JsonReply(code, {{"kind", "Status"},

@@ -146,6 +146,20 @@ TEST(Forecast, StopsAtItsPassLimit) {
   EXPECT_TRUE(f.hit_max_passes);
 }
 
+TEST(Forecast, StopsWhenToldTo) {
+  Case c = FourGpuQueue();
+  c.Add(Running("ns/r", 4, kNow), 10);
+  for (int i = 0; i < 5; ++i) c.Add(Waiting("ns/w" + std::to_string(i), 4, kNow - 50 + i), 10);
+  int passes = 0;
+  ForecastLimits limits;
+  limits.keep_going = [&passes] { return ++passes <= 2; };
+  const Forecast f = ForecastStarts(c.snapshot, c.run_time, limits);
+  EXPECT_EQ(f.passes, 2u);
+  EXPECT_EQ(c.StartOf(f, "ns/w0"), kNow + 10);
+  EXPECT_EQ(c.StartOf(f, "ns/w1"), kNoEstimate);
+  EXPECT_TRUE(f.hit_max_passes);
+}
+
 TEST(Forecast, HigherPriorityStartsNowByPreemption) {
   Case c = FourGpuQueue();
   c.snapshot.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerPriority;

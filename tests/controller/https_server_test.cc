@@ -148,5 +148,18 @@ TEST(HttpsServerTest, AClientCertificateOfTheClientCaNamesTheCaller) {
   EXPECT_EQ(Get(port, serving.ca_pem, "/metrics", "", &*proxy).status, 200) << "routes still come first";
 }
 
+TEST(HttpsServerTest, AHandlerThatThrowsGetsA500) {
+  const serving::ServingCert a = MakeCert();
+  HttpsOptions opts;
+  opts.address = "127.0.0.1:0";
+  opts.cert_pem = a.cert_pem;
+  opts.key_pem = a.key_pem;
+  opts.get_any = [](const HttpsRequest&) -> HttpReply { throw std::runtime_error("unexpected input"); };
+  auto server = StartMetricsServer(opts);
+  ASSERT_TRUE(server.ok());
+  EXPECT_EQ(Get((*server)->port(), a.ca_pem, "/apis/x", "").status, 500);
+  EXPECT_EQ(Get((*server)->port(), a.ca_pem, "/metrics", "").status, 200) << "and it serves on";
+}
+
 }  // namespace
 }  // namespace rota::controller

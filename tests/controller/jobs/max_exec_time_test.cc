@@ -1,5 +1,7 @@
 #include "jobs/max_exec_time.h"
 
+#include "jobs/quota_release.h"
+
 #include <gtest/gtest.h>
 
 namespace rota::controller {
@@ -19,7 +21,9 @@ api::Workload Admitted(const std::string& when, std::optional<int32_t> limit, in
                       {"admission", {{"clusterQueue", "q"}, {"podSetAssignments", api::Json::array()}}}};
   if (past) status["accumulatedPastExecutionTimeSeconds"] = past;
   return *api::DecodeObject<api::Workload>(
-      api::Json{{"metadata", {{"name", "w"}, {"namespace", "ml"}}}, {"spec", spec}, {"status", status}});
+      api::Json{{"metadata", {{"name", "w"}, {"namespace", "ml"}, {"resourceVersion", "42"}}},
+                {"spec", spec},
+                {"status", status}});
 }
 
 TEST(MaxExecTimeTest, CountsFromTheAdmissionAndEarlierRuns) {
@@ -38,15 +42,24 @@ TEST(MaxExecTimeTest, NotAdmittedHasNoClock) {
 TEST(MaxExecTimeTest, DeactivationSaysWhyAsKueueDoes) {
   const MaxExecDeactivation d = DeactivateForMaxExecTime(Admitted("2026-11-01T09:58:00Z", 60), kNow);
   EXPECT_EQ(d.message, "The maximum execution time (60s) exceeded");
-  EXPECT_TRUE(d.status["admission"].is_null());
+  EXPECT_FALSE(d.patch["status"].contains("admission")) << "the quota is released once the pods are gone";
+  EXPECT_EQ(d.patch["metadata"]["resourceVersion"], "42");
   std::map<std::string, api::Json> by_type;
-  for (const auto& c : d.status["conditions"]) by_type[c["type"]] = c;
+  for (const auto& c : d.patch["status"]["conditions"]) by_type[c["type"]] = c;
   EXPECT_EQ(by_type["DeactivationTarget"]["reason"], "MaximumExecutionTimeExceeded");
   EXPECT_EQ(by_type["Evicted"]["reason"], "DeactivatedDueToMaximumExecutionTimeExceeded");
   EXPECT_EQ(by_type["Evicted"]["status"], "True");
-  EXPECT_EQ(by_type["Admitted"]["status"], "False");
-  EXPECT_EQ(by_type["QuotaReserved"]["status"], "False");
+  EXPECT_EQ(by_type["Admitted"]["status"], "True") << "until the quota is released";
   EXPECT_EQ(by_type["Evicted"]["lastTransitionTime"], "2026-11-01T10:00:00Z");
+}
+
+TEST(MaxExecTimeTest, AnEvictionAddsTheRunToThePastExecutionTime) {
+  const api::Workload w = Admitted("2026-11-01T09:59:00Z", 600, 100);
+  EXPECT_EQ(AccumulatedExecutionSeconds(w, "2026-11-01T10:00:00Z"), 160);
+  EXPECT_EQ(QuotaReleasePatch(w, "2026-11-01T10:00:00Z")["status"]["accumulatedPastExecutionTimeSeconds"], 160);
+  EXPECT_EQ(AccumulatedExecutionSeconds(Admitted("2026-11-01T09:59:00Z", std::nullopt), "2026-11-01T10:00:00Z"),
+            std::nullopt)
+      << "without a limit nothing is counted";
 }
 
 }  // namespace

@@ -16,19 +16,40 @@ using apiclient::Json;
 
 api::Workload Decode(const Json& j) { return *api::DecodeObject<api::Workload>(j); }
 
-api::Workload Finished(const std::string& uid, const std::string& cq, const std::string& cls,
-                       const std::string& reserved, const std::string& finished) {
+// A finished Workload's document as the apiserver sends it, and the run the cache reads from it.
+Json FinishedDocument(const std::string& uid, const std::string& cq, const std::string& cls,
+                      const std::string& reserved, const std::string& finished) {
   Json spec = {{"podSets", Json::array()}};
   if (!cls.empty())
     spec["priorityClassRef"] = {{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", cls}};
   auto cond = [](const char* type, const std::string& at) {
     return Json{{"type", type}, {"status", "True"}, {"reason", type}, {"message", ""}, {"lastTransitionTime", at}};
   };
-  return Decode({{"metadata", {{"name", uid}, {"namespace", "ml"}, {"uid", uid}}},
-                 {"spec", spec},
-                 {"status",
-                  {{"conditions", {cond("QuotaReserved", reserved), cond("Finished", finished)}},
-                   {"admission", {{"clusterQueue", cq}, {"podSetAssignments", Json::array()}}}}}});
+  return {{"metadata", {{"name", uid}, {"namespace", "ml"}, {"uid", uid}}},
+          {"spec", spec},
+          {"status",
+           {{"conditions", {cond("QuotaReserved", reserved), cond("Finished", finished)}},
+            {"admission", {{"clusterQueue", cq}, {"podSetAssignments", Json::array()}}}}}};
+}
+controller::FinishedRun Finished(const std::string& uid, const std::string& cq, const std::string& cls,
+                                 const std::string& reserved, const std::string& finished) {
+  std::optional<controller::FinishedRun> run =
+      controller::FinishedRunOf(FinishedDocument(uid, cq, cls, reserved, finished));
+  EXPECT_TRUE(run.has_value());
+  return run.value_or(controller::FinishedRun{});
+}
+
+TEST(RunTimes, OnlyARunThatFinishedAfterItsReservationCounts) {
+  Json doc = FinishedDocument("a", "team", "", "2026-11-01T10:00:00Z", "2026-11-01T10:10:00Z");
+  EXPECT_EQ(controller::FinishedRunOf(doc)->seconds, 600);
+  Json unfinished = doc;
+  unfinished["status"]["conditions"][1]["status"] = "False";
+  EXPECT_FALSE(controller::FinishedRunOf(unfinished).has_value());
+  Json never_admitted = doc;
+  never_admitted["status"].erase("admission");
+  EXPECT_FALSE(controller::FinishedRunOf(never_admitted).has_value());
+  Json backwards = FinishedDocument("a", "team", "", "2026-11-01T10:10:00Z", "2026-11-01T10:00:00Z");
+  EXPECT_FALSE(controller::FinishedRunOf(backwards).has_value());
 }
 
 TEST(RunTimes, TheMedianOfFinishedRunsByQueueAndPriorityClass) {
@@ -203,6 +224,10 @@ TEST_F(VisibilityApiTest, RefusesAsAnApiServerDoes) {
       Get("/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/team/pendingworkloads", "limit=x", 400)["message"],
       "limit: \"x\" is not a non-negative integer");
   Get("/apis/visibility.kueue.x-k8s.io/v1alpha1", "", 404);
+  // Bytes that are not UTF-8 come back replaced in the message, not thrown.
+  const Json bad =
+      Get("/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/team/pendingworkloads", "limit=\xff", 400);
+  EXPECT_EQ(bad["reason"], "BadRequest");
 }
 
 TEST_F(VisibilityApiTest, DiscoveryForAnyAuthenticatedUser) {

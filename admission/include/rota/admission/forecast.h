@@ -8,6 +8,7 @@
 // engine: the caller gives the run times and the snapshot's `now`.
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "rota/admission/snapshot.h"
@@ -29,6 +30,9 @@ struct ForecastLimits {
   // queue), the forecast has it start later than it would, and the workloads it would have
   // delayed perhaps sooner. 0: no window.
   size_t window = 16;
+  // Asked before every pass: false stops the forecast there (as the pass limit does). For a
+  // caller that must be able to give up (a shutdown); none: never stops early.
+  std::function<bool()> keep_going;
 };
 
 struct Forecast {
