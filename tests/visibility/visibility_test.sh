@@ -8,6 +8,7 @@
 #   waiting: the waiting ones start exactly when the running ones are due to end, the last one
 #   after its maximumExecutionTimeSeconds (the Job label kueue.x-k8s.io/max-exec-time-seconds);
 # - Kueue's kueuectl (built from its Go module) shows the positions in its POSITION IN QUEUE column;
+# - run times learned from finished runs (the median of a queue) give estimates too;
 # - a user without rights gets 403 from rota's SubjectAccessReview, and a bad limit 400;
 # - the status page on the metrics port, as Chromium renders it (artifacts in ARTIFACTS).
 #   tests/visibility/visibility_test.sh BUILD_DIR REPO    (KUBECONFIG: the local control plane)
@@ -30,6 +31,7 @@ cleanup() {
   [[ -n ${rota_pid:-} ]] && kill "$rota_pid" 2>/dev/null && wait "$rota_pid" 2>/dev/null
   "$REPO/hack/visibility.sh" unregister >/dev/null 2>&1 || true
   delete_queue vt "$ns"
+  delete_queue vt-m "$ns-m"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -160,6 +162,51 @@ rows = {re.split(r"\s+", l)[2]: l[col:col + 17].strip() for l in lines[1:]}  # b
 assert rows == {"run-1": "", "run-2": "", "wait-a": "0", "wait-b": "1", "wait-c": "2"}, rows
 PY
 echo "ok: kueuectl list workload shows rota's positions"
+
+# Run times learned from finished runs: a Job that kwok completes after 2 s teaches rota the
+# median of queue vt-m; a Job with no run time of its own, running there, is then expected to end
+# by that median (it already has: now), and the Job waiting behind it gets an estimate that says so.
+make_queue vt-m "$ns-m" 1
+mjob() {  # NAME [POD ANNOTATIONS]
+  kubectl apply -n "$ns-m" -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $1, labels: {kueue.x-k8s.io/queue-name: main}}
+spec:
+  suspend: true
+  template:
+    metadata: {annotations: {${2:-}}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, resources: {requests: {cpu: "1"}}}]
+YAML
+}
+mjob quick 'pod-complete.stage.kwok.x-k8s.io/delay: "2s"'
+for ((i = 0; i < 120; i++)); do
+  [[ $(kubectl get workloads -n "$ns-m" -o jsonpath='{.items[*].status.conditions[?(@.type=="Finished")].status}') == True ]] && break
+  sleep 0.5
+done
+((i < 120)) || fail "Job quick did not finish"
+mjob runner
+mjob waiter
+for ((i = 0; i < 60; i++)); do
+  summary "$api/namespaces/$ns-m/localqueues/main/pendingworkloads"
+  python3 - "$work/summary.json" <<'PY' && break
+import json, sys
+items = json.load(open(sys.argv[1]))["items"]
+sys.exit(0 if len(items) == 1 and "estimatedStartTime" in items[0] else 1)
+PY
+  sleep 0.5
+done
+python3 - "$work/summary.json" <<'PY' || fail "no estimate from the median of finished runs: $(cat "$work/summary.json")"
+import json, re, sys
+item = json.load(open(sys.argv[1]))["items"][0]
+assert item["metadata"]["ownerReferences"][0]["name"] == "waiter", item
+m = re.search(r"(\d+) by the median of finished runs", item["estimateBasis"])
+assert m and int(m.group(1)) >= 1, item["estimateBasis"]
+PY
+delete_queue vt-m "$ns-m"
+echo "ok: a run time learned from a finished run gives the next Job its estimate"
 
 # The status page, rendered by Chromium.
 mkdir -p "$ARTIFACTS"
