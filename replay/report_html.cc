@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "html.h"
 #include "rota/replay/report.h"
 
 namespace rota::replay {
@@ -16,31 +17,7 @@ constexpr size_t kMaxPoints = 800, kMaxCdfPoints = 200;
 const char* const kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                                "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939"};
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+using statuspage::Escape;  // (the status page's HTML escaping)
 
 const char* Color(size_t i) { return kColors[i % (sizeof kColors / sizeof *kColors)]; }
 

@@ -1,7 +1,6 @@
 #include "jobs/max_exec_time.h"
 
-#include <map>
-
+#include "jobs/condition_patch.h"
 #include "rota/api/snapshot.h"
 
 namespace rota::controller {
@@ -32,22 +31,12 @@ MaxExecDeactivation DeactivateForMaxExecTime(const api::Workload& wl, int64_t no
   MaxExecDeactivation d;
   d.message = "The maximum execution time (" + std::to_string(wl.spec.maximum_execution_time_seconds.value_or(0)) +
               "s) exceeded";
-  const std::string at = api::FormatTime(now);
-  // Conditions: the current ones, with the deactivation's on top (a merge patch replaces the list).
-  std::map<std::string, Json> conds;
-  if (wl.status)
-    for (const auto& c : wl.status->conditions) conds[c.type] = api::EncodeValue(c);
-  auto set = [&](std::string_view type, const char* status, const std::string& reason, const std::string& msg) {
-    conds[std::string(type)] = {
-        {"type", type}, {"status", status}, {"reason", reason}, {"message", msg}, {"lastTransitionTime", at}};
-  };
-  set("DeactivationTarget", "True", kReason, "exceeding the maximum execution time");
-  set(wc::kEvicted, "True", std::string("DeactivatedDueTo") + kReason, d.message);
-  Json list = Json::array();
-  for (auto& [t, c] : conds) list.push_back(c);
+  ConditionPatch conditions(wl, api::FormatTime(now));
+  conditions.Set("DeactivationTarget", "True", kReason, "exceeding the maximum execution time");
+  conditions.Set(wc::kEvicted, "True", std::string("DeactivatedDueTo") + kReason, d.message);
   // (On its resourceVersion: a merge patch replaces the whole list, so a stale one must fail.)
   d.patch = {{"metadata", {{"resourceVersion", wl.metadata.resource_version}}},
-             {"status", {{"conditions", std::move(list)}}}};
+             {"status", {{"conditions", conditions.List()}}}};
   return d;
 }
 

@@ -1,7 +1,8 @@
 #include "jobs/pods_ready.h"
 
 #include <algorithm>
-#include <map>
+
+#include "jobs/condition_patch.h"
 
 namespace rota::controller {
 namespace {
@@ -30,14 +31,10 @@ PodsReadyEviction EvictForPodsReadyTimeout(const api::Workload& wl, const RunCon
   e.message = e.deactivate ? "Deactivated: the workload was evicted " + std::to_string(e.count) +
                                  " times for exceeding the PodsReady timeout"
                            : "Exceeded the PodsReady timeout " + key;
-  const std::string at = api::FormatTime(now);
-  // Conditions: the current ones, with the eviction's on top (a merge patch replaces the list).
-  std::map<std::string, Json> conds;
-  if (wl.status)
-    for (const auto& c : wl.status->conditions) conds[c.type] = api::EncodeValue(c);
-  auto set = [&](std::string_view type, const char* status, const std::string& reason, const std::string& msg) {
-    conds[std::string(type)] = {
-        {"type", type}, {"status", status}, {"reason", reason}, {"message", msg}, {"lastTransitionTime", at}};
+  // Conditions: the current ones, with the eviction's on top.
+  ConditionPatch conds(wl, api::FormatTime(now));
+  auto set = [&conds](std::string_view type, const char* status, const std::string& reason, const std::string& msg) {
+    conds.Set(type, status, reason, msg);
   };
   set(wc::kEvicted, "True", e.deactivate ? "DeactivatedDueToRequeuingLimitExceeded" : "PodsReadyTimeout", e.message);
   set(wc::kQuotaReserved, "False", "PodsReadyTimeout", e.message);
@@ -49,9 +46,7 @@ PodsReadyEviction EvictForPodsReadyTimeout(const api::Workload& wl, const RunCon
     e.status["requeueState"] = {{"count", e.count}, {"requeueAt", requeue_at}};
     set(wc::kRequeued, "False", "Backoff", "Requeued after backoff at " + requeue_at);
   }
-  Json list = Json::array();
-  for (auto& [t, c] : conds) list.push_back(c);
-  e.status["conditions"] = std::move(list);
+  e.status["conditions"] = conds.List();
   return e;
 }
 

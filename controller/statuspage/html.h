@@ -1,5 +1,6 @@
 #pragma once
-// Text helpers of the status page (private to rota_statuspage): escaping and number formats.
+// Text helpers of the status page: escaping and number formats (rota replay's report escapes
+// with them too).
 
 #include <cstddef>
 #include <string>

@@ -114,21 +114,8 @@ pending_reason() { [[ -n $(kubectl get workload -n "$NS" "$1" -o jsonpath='{.sta
 cq_counts() { [[ $(kubectl get clusterqueue "$ID" -o jsonpath='{.status.pendingWorkloads}/{.status.admittedWorkloads}') == "$1" ]]; }
 
 # rota serves the visibility API (positions and forecasts for `why`) through the apiserver.
-vport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])')
-vcerts=$("$REPO/hack/visibility.sh" cert-dir)
-cat >"$work/rota.yaml" <<YAML
-metrics: {bindAddress: "127.0.0.1:0"}
-health: {bindAddress: "127.0.0.1:0"}
-visibility: {bindAddress: ":$vport", certFile: $vcerts/tls.crt, keyFile: $vcerts/tls.key}
-YAML
-"$BUILD/bin/rota" run --config "$work/rota.yaml" >"$work/rota.log" 2>&1 &
-rota_pid=$!
-"$REPO/hack/visibility.sh" register "$vport" 2>/dev/null
-available() {
-  [[ $(kubectl get apiservice v1beta2.visibility.kueue.x-k8s.io \
-    -o jsonpath='{.status.conditions[?(@.type=="Available")].status}') == True ]]
-}
-wait_for 60 "the visibility API to be Available" available
+start_visible_rota "$REPO" "$BUILD/bin/rota" "$work" 'metrics: {bindAddress: "127.0.0.1:0"}' \
+  'health: {bindAddress: "127.0.0.1:0"}' || fail "the visibility API did not become Available"
 
 job train low 4
 wait_for 60 "the low-priority Job's admission" suspended train false

@@ -87,3 +87,32 @@ delete_queue() {
   kubectl delete workloadpriorityclass "$prefix-low" "$prefix-high" --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete resourceflavor "$prefix" --ignore-not-found >/dev/null 2>&1 || true
 }
+
+# A TCP port nobody listens on now.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])'; }
+
+# start_visible_rota REPO ROTA_BINARY WORKDIR [YAML...]: starts `rota run` (its log in
+# WORKDIR/rota.log, its pid in $rota_pid) serving the visibility API on a free port of every
+# interface, with the YAML lines given added to its config, and registers the APIServices with
+# the local control plane (hack/visibility.sh; unregister them when done). Returns once the
+# apiserver calls the APIService Available, or 1 after a minute.
+start_visible_rota() {
+  local repo=$1 rota=$2 dir=$3 port certs i
+  shift 3
+  port=$(free_port)
+  certs=$("$repo/hack/visibility.sh" cert-dir)
+  {
+    echo "visibility: {bindAddress: \":$port\", certFile: $certs/tls.crt, keyFile: $certs/tls.key}"
+    printf '%s\n' "$@"
+  } >"$dir/rota.yaml"
+  "$rota" run --kubeconfig "$KUBECONFIG" --config "$dir/rota.yaml" 2>"$dir/rota.log" &
+  rota_pid=$!
+  "$repo/hack/visibility.sh" register "$port" 2>/dev/null
+  for ((i = 0; i < 120; i++)); do
+    grep -q "visibility API over HTTPS on port $port" "$dir/rota.log" &&
+      [[ $(kubectl get apiservice v1beta2.visibility.kueue.x-k8s.io \
+        -o jsonpath='{.status.conditions[?(@.type=="Available")].status}') == True ]] && return 0
+    sleep 0.5
+  done
+  return 1
+}

@@ -37,25 +37,10 @@ cleanup() {
 trap cleanup EXIT
 install_crds "$REPO"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])'; }
-port=$(free_port)
 metrics=$(free_port)
-certs=$("$REPO/hack/visibility.sh" cert-dir)
-cat >"$work/rota.yaml" <<YAML
-metrics: {bindAddress: "127.0.0.1:$metrics"}
-health: {bindAddress: "0"}
-visibility: {bindAddress: ":$port", certFile: $certs/tls.crt, keyFile: $certs/tls.key}
-YAML
-"$BUILD/bin/rota" run --kubeconfig "$KUBECONFIG" --config "$work/rota.yaml" 2>"$work/rota.log" &
-rota_pid=$!
-"$REPO/hack/visibility.sh" register "$port" 2>/dev/null
-for ((i = 0; i < 120; i++)); do
-  grep -q "visibility API over HTTPS on port $port" "$work/rota.log" &&
-    [[ $(kubectl get apiservice v1beta2.visibility.kueue.x-k8s.io \
-      -o jsonpath='{.status.conditions[?(@.type=="Available")].status}') == True ]] && break
-  sleep 0.5
-done
-((i < 120)) || fail "the APIService did not become Available: $(kubectl get apiservice v1beta2.visibility.kueue.x-k8s.io -o yaml)"
+start_visible_rota "$REPO" "$BUILD/bin/rota" "$work" "metrics: {bindAddress: \"127.0.0.1:$metrics\"}" \
+  "health: {bindAddress: \"0\"}" ||
+  fail "the APIService did not become Available: $(kubectl get apiservice v1beta2.visibility.kueue.x-k8s.io -o yaml)"
 
 # Two 1-CPU Jobs run (10 minutes expected); three wait behind them.
 make_queue vt "$ns" 2
