@@ -228,7 +228,7 @@ cmd_up() {
     --enable-priority-and-fairness=false \
     --requestheader-client-ca-file "$PKI/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
     --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
-    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --requestheader-extra-headers-prefix X-Remote-Extra- --requestheader-uid-headers X-Remote-Uid \
     --proxy-client-cert-file "$PKI/front-proxy-client.crt" --proxy-client-key-file "$PKI/front-proxy-client.key" \
     --enable-aggregator-routing=true
   wait_for kube-apiserver "kube-apiserver to be ready" \

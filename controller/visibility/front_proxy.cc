@@ -38,7 +38,8 @@ Result<FrontProxyConfig> ParseFrontProxyConfig(const apiclient::Json& data) {
   for (auto [key, out] : {std::pair{"requestheader-allowed-names", &c.allowed_names},
                           std::pair{"requestheader-username-headers", &c.username_headers},
                           std::pair{"requestheader-group-headers", &c.group_headers},
-                          std::pair{"requestheader-extra-headers-prefix", &c.extra_prefixes}}) {
+                          std::pair{"requestheader-extra-headers-prefix", &c.extra_prefixes},
+                          std::pair{"requestheader-uid-headers", &c.uid_headers}}) {
     auto list = StringList(data, key);
     if (!list.ok()) return list.status();
     *out = std::move(*list);
@@ -68,6 +69,13 @@ std::optional<serving::User> FrontProxyUser(const FrontProxyConfig& config, cons
     }
   }
   if (user.name.empty()) return std::nullopt;
+  for (const std::string& h : config.uid_headers) {
+    auto it = request.headers.find(Lower(h));
+    if (it != request.headers.end() && !it->second.empty()) {
+      user.uid = it->second;
+      break;
+    }
+  }
   for (const std::string& h : config.group_headers) {
     auto [from, to] = request.headers.equal_range(Lower(h));
     for (auto it = from; it != to; ++it) user.groups.push_back(it->second);

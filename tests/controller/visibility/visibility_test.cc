@@ -87,7 +87,8 @@ const Json kAuthData = {{"requestheader-client-ca-file", "CA PEM"},
                         {"requestheader-allowed-names", "[\"front-proxy-client\"]"},
                         {"requestheader-username-headers", "[\"X-Remote-User\"]"},
                         {"requestheader-group-headers", "[\"X-Remote-Group\"]"},
-                        {"requestheader-extra-headers-prefix", "[\"X-Remote-Extra-\"]"}};
+                        {"requestheader-extra-headers-prefix", "[\"X-Remote-Extra-\"]"},
+                        {"requestheader-uid-headers", "[\"X-Remote-Uid\"]"}};
 
 controller::HttpsRequest Proxied(const std::string& path, const std::string& user = "alice") {
   controller::HttpsRequest r;
@@ -97,6 +98,7 @@ controller::HttpsRequest Proxied(const std::string& path, const std::string& use
   r.headers.emplace("x-remote-group", "ml-team");
   r.headers.emplace("x-remote-group", "system:authenticated");
   r.headers.emplace("x-remote-extra-scopes", "view");
+  r.headers.emplace("x-remote-uid", "uid-of-" + user);
   return r;
 }
 
@@ -106,6 +108,7 @@ TEST(FrontProxy, TheUserIsBelievedOnlyFromAnAllowedVerifiedClient) {
   auto user = FrontProxyUser(*config, Proxied("/"));
   ASSERT_TRUE(user.has_value());
   EXPECT_EQ(user->name, "alice");
+  EXPECT_EQ(user->uid, "uid-of-alice");
   EXPECT_EQ(user->groups, (std::vector<std::string>{"ml-team", "system:authenticated"}));
   EXPECT_EQ(user->extra["scopes"], Json::array({"view"}));
   controller::HttpsRequest r = Proxied("/");
