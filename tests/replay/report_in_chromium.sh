@@ -34,40 +34,6 @@ curves=$(grep -o '<polyline class="cdf"' <<<"$dom" | wc -l)
 
 timeout 120 chromium "${flags[@]}" --screenshot="$tmp/shot.png" "file://$tmp/out/report.html" >/dev/null 2>&1
 [[ -s $tmp/shot.png ]] || fail "Chromium wrote no screenshot"
-python3 - "$tmp/shot.png" <<'PY'
-# Decodes the PNG (8-bit RGB or RGBA, as Chromium writes it) and looks for the first two team
-# colours of the report's palette, which the legends paint at full opacity.
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-pos, idat = 8, b""
-while pos < len(data):
-    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + length]
-    if kind == b"IHDR":
-        width, height, depth, colour = struct.unpack(">IIBB", body[:10])
-    elif kind == b"IDAT":
-        idat += body
-    pos += 12 + length
-assert depth == 8 and colour in (2, 6), "unexpected PNG format"
-bpp = 3 if colour == 2 else 4
-raw, stride, prev, seen = zlib.decompress(idat), width * bpp, bytearray(width * bpp), set()
-for row in range(height):
-    f, line = raw[row * (stride + 1)], bytearray(raw[row * (stride + 1) + 1:(row + 1) * (stride + 1)])
-    for i in range(stride):
-        a = line[i - bpp] if i >= bpp else 0
-        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-        if f == 1: line[i] = (line[i] + a) & 255
-        elif f == 2: line[i] = (line[i] + b) & 255
-        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    seen.update(bytes(line[i:i + 3]) for i in range(0, stride, bpp))
-    prev = line
-for name, rgb in (("team-a blue", b"\x1f\x77\xb4"), ("team-b orange", b"\xff\x7f\x0e")):
-    if rgb not in seen:
-        sys.exit("report_in_chromium: the screenshot shows no %s: the charts were not painted" % name)
-PY
+python3 "$(dirname "${BASH_SOURCE[0]}")/../support/png_colours.py" "$tmp/shot.png" report_in_chromium \
+  "the charts were not painted" "team-a blue=1f77b4" "team-b orange=ff7f0e" >/dev/null
 echo "report_in_chromium: both runs' tables and charts parsed and painted"
