@@ -51,29 +51,23 @@ metadata:
 addressType: IPv4
 ports: [{name: https, port: $port, protocol: TCP}]
 endpoints: [{addresses: ["$ip"], conditions: {ready: true}}]
----
+YAML
+  local version priority
+  for version in v1beta2:200 v1beta1:100; do
+    priority=${version#*:} version=${version%:*}
+    kubectl apply -f - >&2 <<YAML
 apiVersion: apiregistration.k8s.io/v1
 kind: APIService
-metadata: {name: v1beta2.visibility.kueue.x-k8s.io}
+metadata: {name: $version.visibility.kueue.x-k8s.io}
 spec:
   group: visibility.kueue.x-k8s.io
-  version: v1beta2
+  version: $version
   groupPriorityMinimum: 100
-  versionPriority: 200
-  service: {name: rota-visibility, namespace: rota-system, port: 443}
-  caBundle: $ca
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta1.visibility.kueue.x-k8s.io}
-spec:
-  group: visibility.kueue.x-k8s.io
-  version: v1beta1
-  groupPriorityMinimum: 100
-  versionPriority: 100
+  versionPriority: $priority
   service: {name: rota-visibility, namespace: rota-system, port: 443}
   caBundle: $ca
 YAML
+  done
 }
 
 case ${1:-} in
