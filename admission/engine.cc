@@ -291,6 +291,16 @@ class Scheduler {
            cq.spec->reclaim_within_cohort != ReclaimWithinCohort::kNever ||
            cq.spec->borrow_within_cohort != BorrowWithinCohort::kNever;
   }
+  bool CanPreempt(const ClusterQueue& cq, const WorkloadSpec& w) const { return w.may_preempt && CanPreempt(cq); }
+  // Whether every budget pool the workload draws on still holds its charge.
+  bool BudgetHolds(const WorkloadSpec& w) const {
+    for (const BudgetCharge& c : w.budget_charges) {
+      if (c.pool >= budget_left_.size() || budget_left_[c.pool] < c.amount) return false;
+    }
+    return true;
+  }
+  // Gives workload wi the reason BudgetExhausted when a pool cannot hold its charge.
+  bool OverBudget(int wi);
   void Hold(Workload& w, const Needs& needs);
   void Release(Workload& w);
   // Tries to admit pending workload wi; returns true when it was.
@@ -367,6 +377,7 @@ class Scheduler {
   std::vector<char> considered_;
   Assignment unshaped_;  // CachedAssign's result for a workload without a shape
   std::vector<std::string_view> pending_reason_, pending_message_;  // per workload: see PendingDecision
+  std::vector<int64_t> budget_left_;                                // what remains of each Snapshot::budget_pools entry
   // Keeps a text for the pending decisions to point to.
   std::string_view Keep(std::string text) { return out_.texts.emplace_back(std::move(text)); }
 };
@@ -965,7 +976,7 @@ bool Scheduler::TryAdmit(int wi) {
 
   std::vector<PreemptDecision> victims;
   bool ok = cached.mode == Mode::kFit && Fits(cq, w, cached.needs);
-  if (!ok && cached.mode == Mode::kPreempt && CanPreempt(cq)) {
+  if (!ok && cached.mode == Mode::kPreempt && CanPreempt(cq, ws)) {
     auto found = FindVictims(wi, cached.needs);
     if (found) {
       victims = std::move(*found);
@@ -1008,8 +1019,10 @@ bool Scheduler::TryAdmit(int wi) {
   const Assignment& a = cached;
   pending_reason_[wi] = a.reason.empty() ? std::string_view("WaitingForQuota") : Keep(a.reason);
   std::string message = a.message;
-  if (a.mode == Mode::kPreempt && CanPreempt(cq)) {
+  if (a.mode == Mode::kPreempt && CanPreempt(cq, ws)) {
     message += "; no workload can be preempted to make room";
+  } else if (a.mode == Mode::kPreempt && CanPreempt(cq) && !ws.may_preempt) {
+    message += "; over its budget, it is admitted only into free capacity and preempts no one";
   }
   pending_message_[wi] = Keep(std::move(message));
   if (memo) {
@@ -1021,9 +1034,23 @@ bool Scheduler::TryAdmit(int wi) {
   return false;
 }
 
+bool Scheduler::OverBudget(int wi) {
+  const WorkloadSpec& s = *wls_[wi].spec;
+  if (s.budget_charges.empty() || BudgetHolds(s)) return false;
+  for (const BudgetCharge& c : s.budget_charges) {
+    if (c.pool < budget_left_.size() && budget_left_[c.pool] >= c.amount) continue;
+    pending_reason_[wi] = "BudgetExhausted";
+    pending_message_[wi] = c.pool < budget_left_.size() ? std::string_view(snap_.budget_pools[c.pool].message)
+                                                        : std::string_view("it draws on a budget that is not known");
+    break;
+  }
+  return true;
+}
+
 void Scheduler::Admit(int wi, ClusterQueue& cq, Assignment a) {
   Workload& w = wls_[wi];
   Hold(w, a.needs);
+  for (const BudgetCharge& c : w.spec->budget_charges) budget_left_[c.pool] -= c.amount;
   w.admitted = w.admitted_this_pass = true;
   cq.admitted.push_back(wi);
   out_.admitted.push_back({w.spec->key, cq.spec->name, std::move(a.pod_sets), a.borrowing});
@@ -1040,11 +1067,16 @@ void Scheduler::AdmitWithinNominal() {
     const int ci = cq_of_node_.at(w.cq);
     ClusterQueue& cq = cqs_[ci];
     if (!cq.inactive.empty() || stopped[static_cast<size_t>(ci)]) continue;
+    if (!w.spec->budget_charges.empty() && !BudgetHolds(*w.spec)) {
+      // (The second round gives the reason.)
+      if (cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) stopped[static_cast<size_t>(ci)] = 1;
+      continue;
+    }
     const Assignment& a = CachedAssign(w, cq);
     if (a.mode != Mode::kFit || a.borrowing || !Fits(cq, w, a.needs)) {
       // BestEffortFIFO passes over a workload that cannot be admitted at all, as the second
       // round will.
-      const bool never = a.mode == Mode::kNoFit || (a.mode == Mode::kPreempt && !CanPreempt(cq));
+      const bool never = a.mode == Mode::kNoFit || (a.mode == Mode::kPreempt && !CanPreempt(cq, *w.spec));
       if (!never || cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) stopped[static_cast<size_t>(ci)] = 1;
       continue;
     }
@@ -1192,6 +1224,8 @@ void Scheduler::StartPending(size_t first_pending) {
   pending_reason_.resize(wls_.size());
   pending_message_.resize(wls_.size());
   considered_.assign(limits_.max_changes > 0 ? wls_.size() : 0, 0);
+  budget_left_.clear();
+  for (const BudgetPool& p : snap_.budget_pools) budget_left_.push_back(p.remaining);
 }
 
 void Scheduler::Consider(int wi) {
@@ -1222,7 +1256,8 @@ void Scheduler::Consider(int wi) {
     pending_message_[wi] = cq.blocked_by;
     return;
   }
-  if (!TryAdmit(wi) && cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) {
+  const bool admitted = !OverBudget(wi) && TryAdmit(wi);
+  if (!admitted && cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) {
     cq.blocked = true;
     cq.blocked_by =
         Keep("waiting behind " + s.key + ", which is ahead of it in StrictFIFO ClusterQueue " + cq.spec->name);

@@ -25,6 +25,7 @@ const Resource kCohorts = {"kueue.x-k8s.io", "v1beta2", "cohorts", false};
 const Resource kResourceFlavors = {"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
 const Resource kWorkloadPriorityClasses = {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false};
 const Resource kWorkloads = {"kueue.x-k8s.io", "v1beta2", "workloads", true};
+const Resource kBudgets = {"rota.dev", "v1alpha1", "budgets", false};
 }  // namespace resources
 
 std::string ApiError::ToString() const {

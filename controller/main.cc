@@ -244,6 +244,10 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
   rota::controller::QueueController controller(cache, *client, config, log, &metrics, &events);
   rota::controller::JobController jobs(*client, cache, log, config, &events, &metrics);
   rota::visibility::Visibility visibility(cache, controller, log);  // (registers with the cache)
+  rota::controller::BudgetController budgets(cache, *client, log, &metrics, &events, rota::apiclient::RealClock(),
+                                             config.budget_sync_period);
+  budgets.OnGatesChanged([&controller] { controller.Wake(); });
+  controller.SetBudgets(&budgets);
   struct StopFirst {
     rota::controller::ClusterCache& cache;
     ~StopFirst() { cache.Stop(); }
@@ -263,7 +267,12 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
       rota::apiclient::NameThisThread("jobs");
       jobs.Run(stop);
     });
+    std::thread budget_thread([&] {
+      rota::apiclient::NameThisThread("budgets");
+      budgets.Run(stop);
+    });
     controller.Run(stop);
+    budget_thread.join();
     job_thread.join();
   };
   if (config.leader_election) {

@@ -38,6 +38,9 @@ std::string Number(double v) {
 
 Metrics::Metrics() {
   const std::vector<double> wait = {1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 10800, 43200, 86400};
+  Define("rota_budget_used_hours", Type::kGauge, "Hours used in the current window, per 'budget' and 'resource'");
+  Define("rota_budget_limit_hours", Type::kGauge, "The hours a budget allows per window, per 'budget' and 'resource'");
+  Define("rota_budget_exhausted", Type::kGauge, "1 while a 'budget' is used up, else 0");
   Define("kueue_pending_workloads", Type::kGauge, "The number of pending workloads, per 'cluster_queue' and 'status'");
   Define("kueue_quota_reserved_workloads_total", Type::kCounter,
          "The total number of quota reserved workloads per 'cluster_queue'");

@@ -86,6 +86,11 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     clock_.SleepFor(std::chrono::milliseconds(20));
     Beat();
   }
+  // (No admission before the budgets are known: an exhausted team's workloads would slip through.)
+  while (!stop && budgets_ && !budgets_->Synced()) {
+    clock_.SleepFor(std::chrono::milliseconds(20));
+    Beat();
+  }
   log_("info", "caches synced; scheduling");
   trigger_.MarkDirty();
   TimePoint last_pass = clock_.Now(), last_pass_start = last_pass;
@@ -301,6 +306,7 @@ void QueueController::Pass() {
   state.default_min_runtime = std::chrono::duration_cast<std::chrono::seconds>(config_.preemption_min_runtime).count();
   state.keep_going = true;  // one Workload rota cannot read must not stop every admission
   state.now = s.times.wall_seconds;
+  if (budgets_) state.budget_gates = *budgets_->Gates();
   TakeWriterOutcomes();
   OverlayWorkloads(state, s.number);
   if (Status st = snapshot_builder_.Build(state); !st.ok()) {

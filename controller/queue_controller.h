@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "budget/budget_controller.h"
 #include "cache/cluster_cache.h"
 #include "cache/compact_workload.h"
 #include "checkpoint/requests.h"
@@ -94,6 +95,8 @@ class QueueController {
   void ExportWriterMetrics();
   // Set before Run; the observer outlives the controller's loop.
   void SetPassObserver(PassObserver* observer) { observer_ = observer; }
+  // Set before Run: the budgets' gates each pass puts in its snapshot (docs/budgets.md).
+  void SetBudgets(const BudgetController* budgets) { budgets_ = budgets; }
   // Runs a pass soon, whether or not anything changed. Any thread.
   void Wake() { trigger_.MarkDirty(); }
 
@@ -158,6 +161,7 @@ class QueueController {
   admission::Workspace workspace_;         // the engine's memory between passes
 
   PassObserver* observer_ = nullptr;
+  const BudgetController* budgets_ = nullptr;
   double events_qps_ = 0;  // the recorder's own rate, given back when the apiserver catches up
   // Loop thread: the CPU time of the last pass, whether it was idle (no workload waiting for
   // quota, nothing decided), and the waits before this pass.

@@ -167,6 +167,14 @@ Status ApplyCheckpoint(RunConfig& c, const Setting& s) {
   return Status::Ok();
 }
 
+Status ApplyBudgets(RunConfig& c, const Setting& s) {
+  auto millis = api::ParseGoDuration(s.value.as<std::string>());
+  if (!millis.ok()) return millis.status().WithContext(s.path);
+  if (*millis < 1000 || *millis > 60'000) return InvalidArgument(s.path + ": must be from 1s to 1m");
+  c.budget_sync_period = std::chrono::milliseconds(*millis);
+  return Status::Ok();
+}
+
 // metrics, health and webhook: an address, or (webhook) a certificate file.
 Status ApplyServer(RunConfig& c, const std::string& section, const Setting& s) {
   if (section == "metrics" && s.key == "secureServing") return s.Bool(c.metrics_secure);
@@ -210,6 +218,7 @@ Status Apply(RunConfig& c, const std::string& section, const Setting& s) {
   if (section == "waitForPodsReady") return ApplyWaitForPodsReady(c, s);
   if (section == "checkpoint" || section == "preemption") return ApplyCheckpoint(c, s);
   if (section == "internalCertManagement") return ApplyCertManagement(c, s);
+  if (section == "budgets") return ApplyBudgets(c, s);
   return ApplyServer(c, section, s);
 }
 
@@ -228,6 +237,7 @@ const std::map<std::string, std::set<std::string>>& KnownSettings() {
       {"waitForPodsReady", {"enable", "timeout", "backoffBaseSeconds", "backoffMaxSeconds", "backoffLimitCount"}},
       {"checkpoint", {"defaultTimeout", "maxTimeout"}},
       {"preemption", {"minRuntime"}},
+      {"budgets", {"syncPeriod"}},
       {"internalCertManagement", {"enable", "namespace", "webhookServiceName", "webhookSecretName"}},
   };
   return kKeys;
@@ -241,7 +251,7 @@ Status ApplyAll(RunConfig& c, const YAML::Node& root, const std::string& source)
       return InvalidArgument(source + ": " + name +
                              ": unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, "
                              "logging, metrics, health, webhook, visibility, waitForPodsReady, checkpoint, "
-                             "preemption, internalCertManagement)");
+                             "preemption, budgets, internalCertManagement)");
     }
     if (!section.second.IsMap()) return InvalidArgument(source + ": " + name + ": must be a map");
     for (const auto& kv : section.second) {

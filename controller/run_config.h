@@ -33,6 +33,8 @@
 //                                  # unless its ClusterQueue says otherwise (docs/checkpoint.md)
 //   checkpoint: {defaultTimeout: 5m, maxTimeout: 30m}   # how long a victim annotated
 //                                            # rota.dev/checkpoint has to checkpoint (docs/checkpoint.md)
+//   budgets: {syncPeriod: 30s}   # how often Budgets are charged and their status written
+//                                # (at most 1m: a restart loses at most that much; docs/budgets.md)
 
 #include <chrono>
 #include <optional>
@@ -105,6 +107,8 @@ struct RunConfig {
   // Minimum runtime of every ClusterQueue without rota.dev/preempt-min-runtime or
   // rota.dev/reclaim-min-runtime: 0, Kueue's behaviour, preempts whatever was admitted last.
   std::chrono::milliseconds preemption_min_runtime{0};
+  // How often the budget controller charges Budgets and writes their status (1s to 1m).
+  std::chrono::milliseconds budget_sync_period{std::chrono::seconds(30)};
 };
 
 // Parses a config file's text; `source` names it in errors (`rota.yaml: scheduling.batchPeriod:

@@ -7,7 +7,9 @@
 #include <set>
 #include <sstream>
 
+#include "budget/gates.h"
 #include "rota/admission/engine.h"
+#include "rota/api/budget.h"
 #include "rota/api/kueue.h"
 #include "rota/api/snapshot.h"
 #include "yaml_json.h"
@@ -33,6 +35,28 @@ std::string Add(const Json& doc, std::vector<std::shared_ptr<const T>>& into) {
   return "";
 }
 
+std::string AddBudget(const Json& doc, std::vector<api::Budget>& into) {
+  Result<api::Budget> b = api::DecodeObject<api::Budget>(doc);
+  if (!b.ok()) return b.status().message();
+  into.push_back(std::move(*b));
+  return "";
+}
+
+// Each Budget's gates, as its status gives them, into state.budget_gates.
+std::string GatesOf(const std::vector<api::Budget>& budgets, api::ClusterState& state) {
+  std::map<std::string, std::string> cohort_of, parent_of;
+  for (const auto& q : state.cluster_queues) cohort_of[q.metadata.name] = q.spec.cohort_name;
+  for (const auto& c : state.cohorts) parent_of[c.metadata.name] = c.spec.parent_name;
+  std::set<std::string> seen;
+  for (const api::Budget& b : budgets) {
+    if (!seen.insert(b.metadata.name).second)
+      return "invalid input: Budget " + b.metadata.name + " is given more than once";
+    Status s = controller::budget::AddGatesAsWritten(b, state.now * 1000, cohort_of, parent_of, state.budget_gates);
+    if (!s.ok()) return s.message();
+  }
+  return "";
+}
+
 // The string field `key` of `doc` ("" when absent); false when it is there but not a string.
 bool StringField(const Json& doc, const char* key, std::string& out) {
   const auto it = doc.find(key);
@@ -43,7 +67,8 @@ bool StringField(const Json& doc, const char* key, std::string& out) {
 }
 
 // Reads one object (or the items of a List) into `state`.
-std::string Load(const Json& doc, const std::string& where, api::ClusterState& state, std::ostream& err) {
+std::string Load(const Json& doc, const std::string& where, api::ClusterState& state, std::vector<api::Budget>& budgets,
+                 std::ostream& err) {
   if (!doc.is_object()) return "not a Kubernetes object";
   std::string api_version, kind;
   if (!StringField(doc, "apiVersion", api_version)) return "apiVersion: must be a string";
@@ -52,7 +77,7 @@ std::string Load(const Json& doc, const std::string& where, api::ClusterState& s
     const Json& items = doc.contains("items") ? doc["items"] : Json::array();
     if (!items.is_array() && !items.is_null()) return "items: must be a list";
     for (size_t i = 0; i < items.size(); ++i) {
-      std::string e = Load(items[i], where + ": items[" + std::to_string(i) + "]", state, err);
+      std::string e = Load(items[i], where + ": items[" + std::to_string(i) + "]", state, budgets, err);
       if (!e.empty()) return "items[" + std::to_string(i) + "]: " + e;
     }
     return "";
@@ -66,9 +91,10 @@ std::string Load(const Json& doc, const std::string& where, api::ClusterState& s
     state.namespace_labels[meta.name] = meta.labels;
     return "";
   }
+  if (kind == "Budget" && api_version == api::kBudgetApiVersion) return AddBudget(doc, budgets);
   if (api_version != api::kApiVersion) {
     err << where << ": skipping " << api::DescribeObject(kind.empty() ? "object" : kind, doc)
-        << ": rota simulate reads " << api::kApiVersion << " objects and Namespaces\n";
+        << ": rota simulate reads " << api::kApiVersion << " objects, Namespaces and rota.dev/v1alpha1 Budgets\n";
     return "";
   }
   if (kind == "ResourceFlavor") return Add(doc, state.flavors);
@@ -111,6 +137,7 @@ Json ToJson(const admission::AdmissionSpec& a, const std::string& key) {
 }  // namespace
 
 std::string LoadFiles(const std::vector<std::string>& files, api::ClusterState& state, std::ostream& err) {
+  std::vector<api::Budget> budgets;
   for (const std::string& file : files) {
     std::error_code ec;
     if (std::filesystem::is_directory(file, ec)) return file + ": is a directory (give the YAML files in it)";
@@ -124,12 +151,12 @@ std::string LoadFiles(const std::vector<std::string>& files, api::ClusterState& 
       const Json& doc = (*docs)[i];
       if (doc.is_null()) continue;
       const std::string where = file + ": document " + std::to_string(i + 1);
-      std::string problem = Load(doc, where, state, err);
+      std::string problem = Load(doc, where, state, budgets, err);
       if (!problem.empty()) return where + ": " + problem;
     }
   }
   if (std::string dup = Duplicate(state); !dup.empty()) return "invalid input: " + dup + " is given more than once";
-  return "";
+  return GatesOf(budgets, state);
 }
 
 int Run(const std::vector<std::string>& files, const Options& options, std::ostream& out, std::ostream& err) {
@@ -164,6 +191,9 @@ int Run(const std::vector<std::string>& files, const Options& options, std::ostr
     }
     for (const auto& a : last.admitted) {
       admission::WorkloadSpec* w = by_key.at(a.workload);
+      // (What it draws from a budget is gone for the passes after.)
+      for (const auto& c : w->budget_charges) snapshot->budget_pools[c.pool].remaining -= c.amount;
+      w->budget_charges.clear();
       w->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
       // (Later passes were admitted more recently: Kueue's order among them, when no time.)
       w->admission_time = options.now + pass + 1;

@@ -31,7 +31,9 @@ struct Options {
   int64_t now = 0;
 };
 
-// Reads Kueue objects (and Namespaces) from YAML files into `state`, as `rota simulate` does.
+// Reads Kueue objects (and Namespaces, and rota's Budgets: their gates as their status gives
+// them, into state.budget_gates, measured at state.now) from YAML files into `state`, as `rota
+// simulate` does.
 // Returns "" or what is wrong, naming the file, document, object and field; skipped kinds are
 // warned about on `err`.
 std::string LoadFiles(const std::vector<std::string>& files, api::ClusterState& state, std::ostream& err);

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 #include <set>
 #include <unordered_map>
 
@@ -278,6 +279,11 @@ struct Resolver {
     for (const auto& q : s.cluster_queues) cqs[q.metadata.name] = &q;
     for (const auto& lq : s.local_queues) lqs[Key(lq.metadata)] = &lq;
     for (const auto& c : s.priority_classes) classes[c.metadata.name] = &c;
+    for (const auto& [cq, gates] : s.budget_gates) {
+      for (const BudgetGate& g : gates) {
+        for (const auto& [resource, pool] : g.fit_pools) pools.try_emplace({g.budget, resource}, pools.size());
+      }
+    }
   }
   const ClusterState& state;
   bool keep_going;
@@ -286,7 +292,82 @@ struct Resolver {
   std::unordered_map<std::string, const WorkloadPriorityClass*> classes;
   std::unordered_map<std::string, bool> selected;  // "cq\nnamespace" -> namespace selected
   adm::ShapeTable* shapes = nullptr;               // numbers the workloads' shapes, if set
+  // The requireFit pools, (budget, limit resource) -> index in Snapshot::budget_pools.
+  std::map<std::pair<std::string, std::string>, uint32_t> pools;
 };
+
+// Snapshot::budget_pools, in the order of Resolver::pools.
+void PoolsOf(const ClusterState& state, const Resolver& r, adm::Snapshot& out) {
+  out.budget_pools.assign(r.pools.size(), {});
+  for (const auto& [cq, gates] : state.budget_gates) {
+    for (const BudgetGate& g : gates) {
+      for (const auto& [resource, pool] : g.fit_pools) {
+        adm::BudgetPool& p = out.budget_pools[r.pools.at({g.budget, resource})];
+        p.remaining = pool.remaining;
+        p.message = g.fit_message;
+      }
+    }
+  }
+}
+
+// What a workload of the gates' ClusterQueue draws from a requireFit pool: its requests times
+// maximumExecutionTimeSeconds, weighted (milli GPU-seconds).
+int64_t FitCharge(const adm::WorkloadSpec& e, int64_t seconds, const std::map<std::string, int64_t>& weights_milli) {
+  double milli_units = 0;  // (in double: a weight on a memory resource must not overflow)
+  for (const auto& ps : e.pod_sets) {
+    for (const auto& [resource, amount] : ps.per_pod) {
+      auto w = weights_milli.find(resource);
+      if (w != weights_milli.end()) milli_units += double(amount) * ps.count * double(w->second) / 1000;
+    }
+  }
+  const double charge = milli_units * double(seconds);
+  return charge >= 9e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(charge);
+}
+
+// What admitted workload `e` will still draw from each requireFit pool of its ClusterQueue until
+// its maximumExecutionTimeSeconds runs out (the ledger has charged the time it has run): taken
+// from the pools, so that the next admissions do not promise that time again.
+void Reserve(const Workload& w, const Resolver& r, const adm::WorkloadSpec& e, adm::Snapshot& out) {
+  if (r.pools.empty() || !e.admission || !w.spec.maximum_execution_time_seconds || r.state.now <= 0) return;
+  auto gates = r.state.budget_gates.find(e.admission->cluster_queue);
+  if (gates == r.state.budget_gates.end()) return;
+  const int64_t left = e.admission_time + *w.spec.maximum_execution_time_seconds - r.state.now;
+  if (left <= 0) return;
+  for (const BudgetGate& g : gates->second) {
+    for (const auto& [resource, pool] : g.fit_pools) {
+      adm::BudgetPool& p = out.budget_pools[r.pools.at({g.budget, resource})];
+      p.remaining -= std::min(p.remaining, FitCharge(e, left, pool.weights_milli));
+    }
+  }
+}
+
+// The budgets of its ClusterQueue applied to workload `e`: an exhausted Hold budget keeps it
+// pending, an exhausted BestEffort one makes it the lowest priority (a pending one preempts no
+// one; an admitted one admitted since the exhaustion is the first victim), and requireFit charges
+// its admission.
+void ApplyBudgets(const Workload& w, const Resolver& r, adm::WorkloadSpec& e) {
+  const std::string& cq = e.admission ? e.admission->cluster_queue : e.cluster_queue;
+  auto gates = r.state.budget_gates.find(cq);
+  if (gates == r.state.budget_gates.end() || (!e.admission && !e.inadmissible_reason.empty())) return;
+  for (const BudgetGate& g : gates->second) {
+    if (!g.exhausted) {
+      if (e.admission || !w.spec.maximum_execution_time_seconds) continue;
+      for (const auto& [resource, pool] : g.fit_pools) {
+        e.budget_charges.push_back({r.pools.at({g.budget, resource}),
+                                    FitCharge(e, *w.spec.maximum_execution_time_seconds, pool.weights_milli)});
+      }
+    } else if (g.when_exhausted == WhenExhausted::kBestEffort) {
+      if (e.admission && e.admission_time < g.exhausted_since) continue;
+      e.priority = std::numeric_limits<int32_t>::min();
+      e.may_preempt = false;
+    } else if (!e.admission) {
+      e.inadmissible_reason = kBudgetExhaustedReason;
+      e.inadmissible_message = g.message;
+      e.budget_charges.clear();
+      return;
+    }
+  }
+}
 
 // The engine's spec of ClusterQueue `q`, or why it cannot be used.
 Status ClusterQueueSpecOf(const ClusterQueue& q, int64_t default_min_runtime, adm::ClusterQueueSpec& e) {
@@ -517,6 +598,7 @@ Status WorkloadSpecOf(const Workload& w, Resolver& r, adm::WorkloadSpec* reuse, 
     e.inadmissible_reason = "Inadmissible";
     e.inadmissible_message = problem.message();
   }
+  ApplyBudgets(w, r, e);
   e.shape = r.shapes && problem.ok() ? r.shapes->Of(e) : 0;
   return Status::Ok();
 }
@@ -527,6 +609,7 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
   adm::Snapshot out;
   if (Status s = QueuesOf(state, out); !s.ok()) return s;
   Resolver resolver(state);
+  PoolsOf(state, resolver, out);
   adm::ShapeTable shapes;
   resolver.shapes = &shapes;
   for (const auto& shared : state.workloads) {
@@ -534,6 +617,7 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
     adm::WorkloadSpec e;
     SpecInfo info;
     if (Status s = WorkloadSpecOf(*shared, resolver, nullptr, e, info); !s.ok()) return s;
+    Reserve(*shared, resolver, e, out);
     out.workloads.push_back(std::move(e));
   }
   return out;
@@ -562,6 +646,20 @@ std::string ResolvedAgainst(const ClusterState& state, bool& unversioned) {
   for (const auto& q : state.cluster_queues) add(q.metadata);
   for (const auto& lq : state.local_queues) add(lq.metadata);
   for (const auto& c : state.priority_classes) add(c.metadata);
+  // Budgets, but for what remains of their requireFit pools (snapshot-wide, made every build).
+  for (const auto& [cq, gates] : state.budget_gates) {
+    for (const BudgetGate& g : gates) {
+      out.append("budget:").append(cq).append("/").append(g.budget).append(g.exhausted ? "!" : ".");
+      out.append(std::to_string(static_cast<int>(g.when_exhausted))).append("@");
+      out.append(std::to_string(g.exhausted_since)).append(":").append(g.message).append("|");
+      for (const auto& [resource, pool] : g.fit_pools) {
+        out.append(resource).append("{");
+        for (const auto& [r, w] : pool.weights_milli) out.append(r).append("=").append(std::to_string(w)).append(",");
+        out.append("}");
+      }
+      out.append("\n");
+    }
+  }
   for (const auto& [ns, labels] : state.namespace_labels) {
     out.append(ns).append(":");
     for (const auto& [k, v] : labels) out.append(k).append("=").append(v).append(",");
@@ -586,6 +684,7 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
   Resolver resolver(state);
   resolver.keep_going = true;
   resolver.shapes = &shapes_;
+  PoolsOf(state, resolver, snapshot_);
   // Makes slot i's entry from `shared`.
   auto make = [&](size_t i, std::shared_ptr<const Workload> shared) {
     const Workload& w = *shared;
@@ -677,6 +776,9 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
     vouched_.pop_back();
   }
   PlaceInOrder();
+  if (!resolver.pools.empty()) {
+    for (size_t i = 0; i < slots_.size(); ++i) Reserve(*slots_[i].object, resolver, snapshot_.workloads[i], snapshot_);
+  }
   // Names of queues no workload names any more (deleted LocalQueues, typos) are let go once they
   // outnumber the workloads, so that the table stays within a small multiple of what is in use.
   if (queue_names_.size() > 2 * slots_.size() + 1024) RenumberQueues();

@@ -90,6 +90,12 @@ ClusterCache::ClusterCache(apiclient::Client& client, Options options) {
   workloads_->SetView([](const api::Workload& w) { return !IsFinished(w); });
   namespaces_ = std::make_unique<apiclient::Informer<NamespaceInfo>>(client, r::kNamespaces, "", DecodeNamespace,
                                                                      AnyChange<NamespaceInfo>(changed), io);
+  // (A Budget changes admission only through the budget controller's gates, which wake the loop.)
+  auto budget_changed = [this](bool) {
+    for (const auto& l : budget_listeners_) l();
+  };
+  budgets_ = std::make_unique<apiclient::Informer<api::Budget>>(client, r::kBudgets, "", api::DecodeObject<api::Budget>,
+                                                                AnyChange<api::Budget>(budget_changed), io);
 }
 
 ClusterCache::~ClusterCache() { Stop(); }
@@ -115,7 +121,7 @@ void ClusterCache::Stop() {
 
 std::vector<apiclient::Reflector*> ClusterCache::Reflectors() const {
   return {flavors_.get(),          cohorts_.get(),   cluster_queues_.get(), local_queues_.get(),
-          priority_classes_.get(), workloads_.get(), namespaces_.get()};
+          priority_classes_.get(), workloads_.get(), namespaces_.get(),     budgets_.get()};
 }
 
 }  // namespace rota::controller

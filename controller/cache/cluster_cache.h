@@ -1,7 +1,7 @@
 #pragma once
 
 // The cluster cache: one informer per kind that rota reads (ResourceFlavor, Cohort, ClusterQueue,
-// LocalQueue, WorkloadPriorityClass, Workload, Namespace), shared by the queue controller, the
+// LocalQueue, WorkloadPriorityClass, Workload, Namespace, and rota's Budget), shared by the queue controller, the
 // Job integration and the webhooks, as controller-runtime's manager cache is. `main` owns it; no
 // controller owns a cache another depends on. Workloads are kept compact (compact_workload.h).
 //
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache/compact_workload.h"
+#include "rota/api/budget.h"
 #include "rota/api/codec.h"
 #include "rota/api/kueue.h"
 #include "rota/apiclient/client.h"
@@ -58,6 +59,8 @@ class ClusterCache {
   void OnChange(ChangeListener listener) { change_listeners_.push_back(std::move(listener)); }
   void OnWorkloadChange(WorkloadListener listener) { workload_listeners_.push_back(std::move(listener)); }
   void OnFinishedRun(FinishedRunListener listener) { finished_listeners_.push_back(std::move(listener)); }
+  // A Budget added, changed or deleted.
+  void OnBudgetChange(std::function<void()> listener) { budget_listeners_.push_back(std::move(listener)); }
 
   // Starts every informer (idempotent).
   void Start();
@@ -73,6 +76,7 @@ class ClusterCache {
   // Its view holds the Workloads that are not finished: those a scheduling pass looks at.
   const apiclient::Informer<api::Workload>& workloads() const { return *workloads_; }
   const apiclient::Informer<NamespaceInfo>& namespaces() const { return *namespaces_; }
+  const apiclient::Informer<api::Budget>& budgets() const { return *budgets_; }
 
  private:
   void Changed(bool may_decide) const;
@@ -81,6 +85,7 @@ class ClusterCache {
   std::vector<ChangeListener> change_listeners_;
   std::vector<WorkloadListener> workload_listeners_;
   std::vector<FinishedRunListener> finished_listeners_;
+  std::vector<std::function<void()>> budget_listeners_;
   api::JsonInterner templates_;  // the cached Workloads' pod templates, one copy of each
   std::unique_ptr<apiclient::Informer<api::ResourceFlavor>> flavors_;
   std::unique_ptr<apiclient::Informer<api::Cohort>> cohorts_;
@@ -89,6 +94,7 @@ class ClusterCache {
   std::unique_ptr<apiclient::Informer<api::WorkloadPriorityClass>> priority_classes_;
   std::unique_ptr<apiclient::Informer<api::Workload>> workloads_;
   std::unique_ptr<apiclient::Informer<NamespaceInfo>> namespaces_;
+  std::unique_ptr<apiclient::Informer<api::Budget>> budgets_;
 };
 
 }  // namespace rota::controller

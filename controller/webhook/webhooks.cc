@@ -4,7 +4,9 @@
 #include <map>
 #include <set>
 
+#include "budget/window.h"
 #include "rota/admission/quantity.h"
+#include "rota/api/budget.h"
 #include "rota/api/checkpoint.h"
 #include "rota/api/snapshot.h"
 
@@ -470,6 +472,24 @@ AdmissionResponse ValidateResourceFlavor(const AdmissionRequest& req, const Clus
   return errors.empty() ? AdmissionResponse::Allow() : DenyAll(who, errors);
 }
 
+namespace {
+// A decoding error without the `Budget "name": ` DecodeObject puts in front (DenyAll names it).
+std::string FieldError(const Status& s, const Json& obj) {
+  const std::string prefix = api::DescribeObject(api::Budget::kKind, obj) + ": ";
+  const std::string& m = s.message();
+  return m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m;
+}
+}  // namespace
+
+AdmissionResponse ValidateBudget(const AdmissionRequest& req, const ClusterView&) {
+  if (req.operation != "CREATE" && req.operation != "UPDATE") return AdmissionResponse::Allow();
+  const std::string who = Describe("Budget", req, req.object);
+  Result<api::Budget> budget = api::DecodeObject<api::Budget>(req.object);
+  if (!budget.ok()) return DenyAll(who, {FieldError(budget.status(), req.object)});
+  if (Status s = controller::budget::ValidateBudget(budget->spec); !s.ok()) return DenyAll(who, {s.message()});
+  return AdmissionResponse::Allow();
+}
+
 const std::vector<Route>& Routes() {
   static const std::vector<Route> kRoutes = {
       {"/mutate-batch-v1-job", &MutateJob},
@@ -478,6 +498,7 @@ const std::vector<Route>& Routes() {
       {"/validate-kueue-x-k8s-io-v1beta2-cohort", &ValidateCohort},
       {"/validate-kueue-x-k8s-io-v1beta2-localqueue", &ValidateLocalQueue},
       {"/validate-kueue-x-k8s-io-v1beta2-resourceflavor", &ValidateResourceFlavor},
+      {"/validate-rota-dev-v1alpha1-budget", &ValidateBudget},
   };
   return kRoutes;
 }

@@ -13,6 +13,9 @@
 //   POST /validate-kueue-x-k8s-io-v1beta2-cohort       Cohort: parentName makes no cycle
 //   POST /validate-kueue-x-k8s-io-v1beta2-localqueue   LocalQueue: clusterQueue immutable
 //   POST /validate-kueue-x-k8s-io-v1beta2-resourceflavor  ResourceFlavor: label/taint syntax
+//   POST /validate-rota-dev-v1alpha1-budget            Budget: one scope, one window, limits,
+//                                                      weights, warnAt, time zone exists
+//                                                      (budget::ValidateBudget)
 //
 // Every denial names the object, the field and the rule. The checks the CRD schemas and their
 // CEL rules already make are not repeated unless a clearer message helps.
@@ -59,6 +62,7 @@ AdmissionResponse ValidateWorkload(const AdmissionRequest& req, const ClusterVie
 AdmissionResponse ValidateCohort(const AdmissionRequest& req, const ClusterView& view);
 AdmissionResponse ValidateLocalQueue(const AdmissionRequest& req, const ClusterView& view);
 AdmissionResponse ValidateResourceFlavor(const AdmissionRequest& req, const ClusterView& view);
+AdmissionResponse ValidateBudget(const AdmissionRequest& req, const ClusterView& view);
 
 // Kubernetes name and label syntax (apimachinery's validation rules); "" when valid, else why not.
 std::string CheckDns1123Subdomain(std::string_view value);

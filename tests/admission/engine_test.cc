@@ -104,6 +104,54 @@ const AdmitDecision* FindAdmitted(const Decisions& d, const std::string& key) {
 
 using Keys = std::vector<std::string>;
 
+// ---- budgets -----------------------------------------------------------------------------
+
+// Admissions draw on a budget pool in scheduling order; the one that no longer fits waits with
+// the pool's words, and a smaller one behind it still goes (BestEffortFIFO).
+TEST(EngineBudgetTest, AdmissionsDrawOnThePoolUntilItIsSpent) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(8)}}))};
+  s.budget_pools = {{100, "team q has 1 of 5 GPU-hours left this month"}};
+  s.workloads = {Pending("ns/a", "q", 0, 1, {Pods(1, 1)}), Pending("ns/b", "q", 0, 2, {Pods(1, 1)}),
+                 Pending("ns/c", "q", 0, 3, {Pods(1, 1)})};
+  s.workloads[0].budget_charges = {{0, 60}};
+  s.workloads[1].budget_charges = {{0, 60}};
+  s.workloads[2].budget_charges = {{0, 40}};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/a", "ns/c"}));
+  ASSERT_NE(FindPending(d, "ns/b"), nullptr);
+  EXPECT_EQ(FindPending(d, "ns/b")->reason, "BudgetExhausted");
+  EXPECT_EQ(FindPending(d, "ns/b")->message, "team q has 1 of 5 GPU-hours left this month");
+
+  // StrictFIFO: the head that does not fit its budget holds the rest back.
+  s.cluster_queues[0].queueing_strategy = QueueingStrategy::kStrictFIFO;
+  d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/a"}));
+  EXPECT_EQ(FindPending(d, "ns/c")->reason, "WaitingForQuota");
+}
+
+// A workload that may not preempt (its queue is over a BestEffort budget) takes only free
+// capacity, and says so.
+TEST(EngineBudgetTest, BestEffortPreemptsNoOne) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(8)}}))};
+  s.cluster_queues[0].within_cluster_queue = WithinClusterQueue::kLowerPriority;
+  s.workloads = {Admitted("ns/low", "q", 0, 6, 1), Pending("ns/high", "q", 10, 5, {Pods(1, 4)}),
+                 Pending("ns/small", "q", 10, 6, {Pods(1, 2)})};
+  s.workloads[1].may_preempt = false;
+  s.workloads[2].may_preempt = false;
+  Decisions d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/small"}));
+  EXPECT_TRUE(d.preempted.empty());
+  EXPECT_NE(FindPending(d, "ns/high")->message.find("preempts no one"), std::string::npos);
+
+  s.workloads[1].may_preempt = true;
+  d = Schedule(s);
+  EXPECT_EQ(PreemptedKeys(d), (Keys{"ns/low:InClusterQueue"}));
+}
+
 // ---- quotas ------------------------------------------------------------------------------
 
 TEST(EngineQuotaTest, AdmitsWhatFitsAndExplainsTheRest) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -236,6 +237,55 @@ TEST(SnapshotBuilderTest, ResolvesWorkloadsAgainWhenTheirQueuesChange) {
   state.namespace_labels["ml"] = {{"team", "ml"}};
   ASSERT_TRUE(b.Build(state).ok());
   EXPECT_EQ(b.Find("ml/a")->inadmissible_reason, "");
+}
+
+// The budgets' gates resolve workloads again when they change (the pools' remainders alone do
+// not), and a running workload's remaining maximum execution time is taken from its pool.
+TEST(SnapshotBuilderTest, FollowsTheBudgetsGates) {
+  ClusterState state = TeamState();
+  state.now = 10000;
+  state.workloads = {GpuWorkload("a", 1, 1)};
+  SnapshotBuilder b;
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->inadmissible_reason, "");
+
+  BudgetGate hold;
+  hold.budget = "team-monthly";
+  hold.exhausted = true;
+  hold.message = "ClusterQueue team used all 100 GPU-hours";
+  state.budget_gates["team"] = {hold};
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->inadmissible_reason, "BudgetExhausted");
+  EXPECT_EQ(b.Find("ml/a")->inadmissible_message, "ClusterQueue team used all 100 GPU-hours");
+
+  BudgetGate best_effort = hold;
+  best_effort.when_exhausted = WhenExhausted::kBestEffort;
+  state.budget_gates["team"] = {best_effort};
+  ASSERT_TRUE(b.Build(state).ok());
+  EXPECT_EQ(b.Find("ml/a")->inadmissible_reason, "");
+  EXPECT_EQ(b.Find("ml/a")->priority, std::numeric_limits<int32_t>::min());
+  EXPECT_FALSE(b.Find("ml/a")->may_preempt);
+
+  // requireFit: "r" runs 1 GPU with 1000 s of its 3600 s left; "a" would run 2 GPUs for 3600 s.
+  BudgetGate fit;
+  fit.budget = "team-monthly";
+  fit.fit_pools["nvidia.com/gpu"] = {5'000'000, {{"nvidia.com/gpu", 1000}}};
+  fit.fit_message = "too little left";
+  state.budget_gates["team"] = {fit};
+  Workload a = *GpuWorkload("a", 2, 2);
+  a.spec.maximum_execution_time_seconds = 3600;
+  Workload r = *GpuWorkload("r", 1, 1, R"({"conditions": [{"type": "QuotaReserved", "status": "True",
+      "reason": "QuotaReserved", "message": "m", "lastTransitionTime": "1970-01-01T01:40:00Z"}], "admission": {"clusterQueue": "team",
+      "podSetAssignments": [{"name": "main", "resourceUsage": {"nvidia.com/gpu": "1"}}]}})");
+  r.spec.maximum_execution_time_seconds = 3600;
+  state.now = 6000 + 2600;  // (admitted at 6000)
+  state.workloads = {std::make_shared<const Workload>(a), std::make_shared<const Workload>(r)};
+  ASSERT_TRUE(b.Build(state).ok());
+  ASSERT_EQ(b.snapshot().budget_pools.size(), 1u);
+  EXPECT_EQ(b.snapshot().budget_pools[0].remaining, 5'000'000 - 1000 * 1000);
+  EXPECT_EQ(b.snapshot().budget_pools[0].message, "too little left");
+  ASSERT_EQ(b.Find("ml/a")->budget_charges.size(), 1u);
+  EXPECT_EQ(b.Find("ml/a")->budget_charges[0].amount, 2000 * 3600);
 }
 
 TEST(SnapshotBuilderTest, QueueStatusWritesDoNotResolveWorkloadsAgain) {

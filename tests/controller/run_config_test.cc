@@ -82,7 +82,7 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
            Case{"tracing: {port: 8080}",
                 "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, "
                 "scheduling, logging, metrics, health, webhook, visibility, waitForPodsReady, checkpoint, "
-                "preemption, internalCertManagement)"},
+                "preemption, budgets, internalCertManagement)"},
            Case{"visibility: {bindAddress: nowhere}",
                 "rota.yaml: visibility.bindAddress: \"nowhere\" is not host:port, :port or 0"},
            Case{"visibility: {certFile: \"\"}", "rota.yaml: visibility.certFile: must name a PEM file"},

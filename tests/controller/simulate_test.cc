@@ -230,7 +230,99 @@ TEST_F(SimulateTest, OtherKindsAreSkippedWithAWarning) {
   ASSERT_EQ(Simulate({file}), 0);
   EXPECT_EQ(err_, file +
                       ": document 5: skipping Job \"train\": rota simulate reads "
-                      "kueue.x-k8s.io/v1beta2 objects and Namespaces\n");
+                      "kueue.x-k8s.io/v1beta2 objects, Namespaces and rota.dev/v1alpha1 Budgets\n");
+}
+
+// A Budget as its status gives it: used hours and the window it is in.
+std::string Budget(const std::string& scope, const std::string& when_exhausted, const std::string& used,
+                   const std::string& extra_spec = "", const std::string& conditions = "") {
+  return "---\napiVersion: rota.dev/v1alpha1\nkind: Budget\nmetadata: {name: team-monthly, creationTimestamp: "
+         "\"2026-10-01T00:00:00Z\"}\nspec:\n  " +
+         scope +
+         "\n  window: {calendar: Monthly, timeZone: UTC}\n  limits: [{resource: nvidia.com/gpu, hours: 100}]\n"
+         "  whenExhausted: " +
+         when_exhausted + "\n" + extra_spec +
+         "status:\n  windowStart: \"2026-11-01T00:00:00Z\"\n  windowEnd: \"2026-12-01T00:00:00Z\"\n"
+         "  accountedUntil: \"2026-11-01T12:00:00Z\"\n  used: [{resource: nvidia.com/gpu, hours: \"" +
+         used + "\"}]\n" + conditions;
+}
+
+constexpr int64_t kNoon = 1793534400;  // 2026-11-01T12:00:00Z
+
+TEST_F(SimulateTest, AnExhaustedHoldBudgetKeepsNewWorkloadsPending) {
+  std::string file =
+      Write("c.yaml", std::string(kCluster) + Budget("clusterQueue: team", "Hold", "100") + Workload("next", 1));
+  ASSERT_EQ(Simulate({file}, {.now = kNoon}), 0) << err_;
+  json out = Output();
+  EXPECT_TRUE(out["admitted"].empty()) << out_;
+  ASSERT_EQ(out["pending"].size(), 1u);
+  EXPECT_EQ(out["pending"][0]["reason"], "BudgetExhausted");
+  EXPECT_EQ(out["pending"][0]["message"],
+            "ClusterQueue team used all 100 GPU-hours of Budget team-monthly this month; resets "
+            "2026-12-01T00:00:00Z");
+
+  // Below its limit, the budget holds nothing back.
+  file = Write("c.yaml", std::string(kCluster) + Budget("clusterQueue: team", "Hold", "99.5") + Workload("next", 1));
+  ASSERT_EQ(Simulate({file}, {.now = kNoon}), 0) << err_;
+  EXPECT_EQ(Output()["admitted"].size(), 1u) << out_;
+}
+
+// A cohort's budget covers the ClusterQueues below it.
+TEST_F(SimulateTest, ACohortBudgetCoversItsQueues) {
+  std::string cluster = kCluster;
+  cluster.replace(cluster.find("  namespaceSelector: {}"), 0, "  cohortName: research\n");
+  std::string file = Write("c.yaml", cluster + Budget("cohort: ml-platform", "Hold", "100") +
+                                         "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: "
+                                         "research}\nspec: {parentName: ml-platform}\n" +
+                                         Workload("next", 1));
+  ASSERT_EQ(Simulate({file}, {.now = kNoon}), 0) << err_;
+  ASSERT_EQ(Output()["pending"].size(), 1u) << out_;
+  EXPECT_EQ(Output()["pending"][0]["reason"], "BudgetExhausted");
+}
+
+// Over a BestEffort budget, a team's workloads take only free capacity: the urgent one waits
+// rather than preempt, and the one admitted since the exhaustion is the first victim of others.
+TEST_F(SimulateTest, OverABestEffortBudgetAWorkloadPreemptsNoOne) {
+  const std::string exhausted =
+      "  conditions:\n  - {type: Exhausted, status: \"True\", reason: BudgetExhausted, message: m, "
+      "lastTransitionTime: \"2026-11-01T09:00:00Z\"}\n";
+  std::string file =
+      Write("c.yaml", std::string(kCluster) + Budget("clusterQueue: team", "BestEffort", "120", "", exhausted) +
+                          Workload("low", 4, "", kAdmittedStatus) + Workload("urgent", 4, "  priority: 100\n"));
+  ASSERT_EQ(Simulate({file}, {.now = kNoon}), 0) << err_;
+  json out = Output();
+  EXPECT_TRUE(out["preempted"].empty()) << out_;
+  ASSERT_EQ(out["pending"].size(), 1u);
+  EXPECT_EQ(out["pending"][0]["workload"], "ml/urgent");
+  EXPECT_NE(out["pending"][0]["message"].get<std::string>().find("preempts no one"), std::string::npos) << out_;
+}
+
+// requireFit: 2 GPUs for 3 hours is 6 GPU-hours; with 10 left, the first fits and the second,
+// which would need 6 of the 4 left, waits.
+TEST_F(SimulateTest, RequireFitChargesEachAdmissionItsMaximumExecutionTime) {
+  std::string file =
+      Write("c.yaml", std::string(kCluster) + Budget("clusterQueue: team", "Hold", "90", "  requireFit: true\n") +
+                          Workload("first", 2, "  maximumExecutionTimeSeconds: 10800\n") +
+                          Workload("second", 2, "  maximumExecutionTimeSeconds: 10800\n"));
+  ASSERT_EQ(Simulate({file}, {.now = kNoon}), 0) << err_;
+  json out = Output();
+  ASSERT_EQ(out["admitted"].size(), 1u) << out_;
+  EXPECT_EQ(out["admitted"][0]["workload"], "ml/first");
+  ASSERT_EQ(out["pending"].size(), 1u);
+  EXPECT_EQ(out["pending"][0]["reason"], "BudgetExhausted");
+  EXPECT_NE(out["pending"][0]["message"].get<std::string>().find("used 90 of 100 GPU-hours"), std::string::npos)
+      << out_;
+}
+
+TEST_F(SimulateTest, AnInvalidBudgetIsNamed) {
+  std::string file = Write(
+      "c.yaml", std::string(kCluster) + Budget("clusterQueue: team\n  cohort: x", "Hold", "1") + Workload("a", 1));
+  EXPECT_EQ(Simulate({file}), 2);
+  EXPECT_NE(err_.find("Budget \"team-monthly\": spec: name exactly one of clusterQueue and cohort"), std::string::npos)
+      << err_;
+  file = Write("c.yaml", std::string(kCluster) + Budget("clusterQueue: team", "Hold", "lots") + Workload("a", 1));
+  EXPECT_EQ(Simulate({file}), 2);
+  EXPECT_NE(err_.find("status.used[0].hours: \"lots\" is not a number of hours"), std::string::npos) << err_;
 }
 
 TEST_F(SimulateTest, WorkloadsThatCannotQueueSayWhy) {

@@ -46,10 +46,12 @@ wants() { [[ " $TARGETS " == *" $1 "* ]]; }
 
 if wants admission_review; then
   fuzz admission_review "$REPO/tests/fuzz/corpus" -- \
-  -I"$webhook" -I"$REPO/admission/include" -I"$REPO/crds/include" \
+  -I"$webhook" -I"$REPO/controller" -I"$REPO/admission/include" -I"$REPO/crds/include" \
+  -DONLY_C_LOCALE=1 -DHAS_STRING_VIEW=1 -DUSE_OS_TZDB=1 \
   "$REPO/tests/fuzz/admission_review_fuzz.cc" "$webhook/admission_review.cc" "$webhook/webhooks.cc" \
+  "$REPO/controller/budget/window.cc" "$REPO/crds/budget.cc" \
   "$REPO/crds/api.cc" "$REPO/crds/checkpoint.cc" "$REPO/crds/snapshot.cc" "$REPO/admission/engine.cc" \
-  "$REPO/admission/lost_work.cc" "$REPO/admission/quantity.cc" "$REPO/admission/quota_tree.cc" -lcrypto
+  "$REPO/admission/lost_work.cc" "$REPO/admission/quantity.cc" "$REPO/admission/quota_tree.cc" -lcrypto -ldate-tz
 fi
 
 if wants parsers; then

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -350,6 +351,78 @@ TEST(ValidateResourceFlavorTest, LabelAndTaintSyntax) {
     EXPECT_NE(r.message.find(part), std::string::npos) << part << "\nin: " << r.message;
   }
   EXPECT_EQ(r.message.rfind("ResourceFlavor \"a100\" is invalid: ", 0), 0u) << r.message;
+}
+
+Json Budget() {
+  return {{"apiVersion", "rota.dev/v1alpha1"},
+          {"kind", "Budget"},
+          {"metadata", {{"name", "team-llm-monthly"}}},
+          {"spec",
+           {{"clusterQueue", "team-llm"},
+            {"window", {{"calendar", "Monthly"}, {"timeZone", "UTC"}}},
+            {"limits", Json::array({{{"resource", "nvidia.com/gpu"}, {"hours", 5000}}})},
+            {"weights", {{"nvidia.com/mig-1g.10gb", "0.143"}, {"nvidia.com/gpu.shared", "0.25"}}},
+            {"whenExhausted", "Hold"},
+            {"warnAt", 80}}}};
+}
+
+AdmissionResponse CheckBudget(const Json& budget, const std::string& op = "CREATE") {
+  FakeView view;
+  return ValidateBudget(Parse(Review(op, budget, op == "UPDATE" ? Budget() : Json(nullptr), "")), view);
+}
+
+TEST(ValidateBudgetTest, AllowsACalendarOrRollingBudgetOfOneScope) {
+  EXPECT_TRUE(CheckBudget(Budget()).allowed) << CheckBudget(Budget()).message;
+  Json rolling = Budget();
+  rolling["spec"].erase("clusterQueue");
+  rolling["spec"]["cohort"] = "ml-platform";
+  rolling["spec"]["window"] = {{"rolling", "168h"}};
+  rolling["spec"]["limits"].push_back({{"resource", "cpu"}, {"hours", "1.5k"}});
+  const AdmissionResponse r = CheckBudget(rolling, "UPDATE");
+  EXPECT_TRUE(r.allowed) << r.message;
+}
+
+TEST(ValidateBudgetTest, DeniesNamingTheBudgetAndTheField) {
+  struct Case {
+    std::function<void(Json&)> edit;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](Json& b) { b["spec"]["cohort"] = "ml-platform"; }, "spec: name exactly one of clusterQueue and cohort"},
+      {[](Json& b) { b["spec"].erase("window"); }, "spec.window: is required"},
+      {[](Json& b) { b["spec"]["window"] = Json::object(); }, "spec.window: give exactly one of calendar and rolling"},
+      {[](Json& b) {
+         b["spec"]["window"] = {{"rolling", "30s"}};
+       },
+       "spec.window.rolling: \"30s\" is shorter than 1m"},
+      {[](Json& b) { b["spec"]["window"]["timeZone"] = "Mars/Olympus_Mons"; },
+       "spec.window.timeZone: unknown time zone \"Mars/Olympus_Mons\""},
+      {[](Json& b) { b["spec"]["limits"][0]["hours"] = 0; }, "spec.limits[0].hours: must be more than 0"},
+      {[](Json& b) { b["spec"]["limits"][0]["hours"] = "abc"; }, "spec.limits[0].hours: "},
+      {[](Json& b) {
+         b["spec"]["limits"].push_back({{"resource", "nvidia.com/gpu"}, {"hours", 1}});
+       },
+       "spec.limits[1].resource: \"nvidia.com/gpu\" is listed twice"},
+      {[](Json& b) { b["spec"]["weights"]["nvidia.com/gpu"] = "2"; },
+       "spec.weights[\"nvidia.com/gpu\"]: nvidia.com/gpu counts 1 by definition"},
+      {[](Json& b) { b["spec"]["warnAt"] = 101; }, "spec.warnAt: 101 is not a percentage from 1 to 100"},
+      {[](Json& b) { b["apiVersion"] = "rota.dev/v1"; },
+       "apiVersion: \"rota.dev/v1\" is not served; use rota.dev/v1alpha1"},
+  };
+  for (const Case& c : cases) {
+    Json b = Budget();
+    c.edit(b);
+    const AdmissionResponse r = CheckBudget(b);
+    ASSERT_FALSE(r.allowed) << c.message;
+    EXPECT_EQ(r.message.rfind("Budget \"team-llm-monthly\" is invalid: " + c.message, 0), 0u) << r.message;
+  }
+}
+
+TEST(ValidateBudgetTest, LeavesDeletesAlone) {
+  FakeView view;
+  Json review = Review("DELETE", nullptr, Budget(), "");
+  review["request"].erase("object");
+  EXPECT_TRUE(ValidateBudget(Parse(review), view).allowed);
 }
 
 TEST(NameSyntaxTest, FollowsKubernetesRules) {

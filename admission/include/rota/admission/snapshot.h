@@ -121,6 +121,18 @@ struct AdmissionSpec {
   std::vector<PodSetAdmission> pod_sets;
 };
 
+// A budget's remainder that admissions draw on, in the unit of its charges (e.g. milli
+// GPU-seconds), and the words a workload that does not fit in it is given.
+struct BudgetPool {
+  int64_t remaining = 0;
+  std::string message;
+};
+
+struct BudgetCharge {
+  uint32_t pool = 0;  // index into Snapshot::budget_pools
+  int64_t amount = 0;
+};
+
 struct WorkloadSpec {
   std::string key;            // "namespace/name": unique, and the final tie-breaker in ordering
   std::string cluster_queue;  // resolved from its LocalQueue; empty when it could not be
@@ -145,6 +157,13 @@ struct WorkloadSpec {
   // engine then tells look-alikes apart by this number instead of comparing their pod sets on
   // every pass. 0: not known (the engine compares).
   uint32_t shape = 0;
+  // False: it is admitted only into free capacity and preempts no one (a queue over a BestEffort
+  // budget: the maker also gives it the lowest priority, so that it goes last and is the first
+  // victim).
+  bool may_preempt = true;
+  // What its admission draws from Snapshot::budget_pools (a budget with requireFit): it waits,
+  // with reason BudgetExhausted, unless every pool still holds its charge.
+  std::vector<BudgetCharge> budget_charges;
 };
 
 struct Snapshot {
@@ -153,6 +172,7 @@ struct Snapshot {
   std::vector<ClusterQueueSpec> cluster_queues;
   std::vector<WorkloadSpec> workloads;  // pending and admitted
   bool fair_sharing = false;
+  std::vector<BudgetPool> budget_pools;  // what WorkloadSpec::budget_charges draw on
   // The time of the pass, in the unit of the workloads' times: victims are chosen by the work they
   // lose up to now, and minimum runtimes are measured to it. 0: not known (no minimum runtime
   // applies, and victims are chosen by Kueue's order alone).

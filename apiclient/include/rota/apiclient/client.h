@@ -67,6 +67,7 @@ struct Resource {
 namespace resources {
 extern const Resource kNamespaces, kPods, kEvents, kConfigMaps, kJobs, kLeases;
 extern const Resource kClusterQueues, kLocalQueues, kCohorts, kResourceFlavors, kWorkloadPriorityClasses, kWorkloads;
+extern const Resource kBudgets;  // rota.dev/v1alpha1
 }  // namespace resources
 
 // How much of an object in a response the caller keeps. Parsing costs a controller CPU per byte

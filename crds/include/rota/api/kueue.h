@@ -584,6 +584,16 @@ concept ApiObject = HasFields<T> && requires {
   { T::kNamespaced } -> std::convertible_to<bool>;
 };
 
+// The apiVersion of T: its own kApiVersion (rota's kinds, e.g. rota.dev/v1alpha1), else Kueue's.
+template <ApiObject T>
+constexpr std::string_view ApiVersionOf() {
+  if constexpr (requires { T::kApiVersion; }) {
+    return T::kApiVersion;
+  } else {
+    return kApiVersion;
+  }
+}
+
 // `Kind "name"` or `Kind "namespace/name"`, for messages.
 std::string DescribeObject(std::string_view kind, const Json& object);
 
@@ -594,9 +604,9 @@ Result<T> DecodeObject(const Json& object) {
   const std::string who = DescribeObject(T::kKind, object);
   if (!object.is_object()) return InvalidArgument(who + ": must be a JSON object");
   auto api_version = object.find("apiVersion");
-  if (api_version != object.end() && *api_version != kApiVersion) {
+  if (api_version != object.end() && *api_version != ApiVersionOf<T>()) {
     return InvalidArgument(who + ": apiVersion: " + api_version->dump() + " is not served; use " +
-                           std::string(kApiVersion));
+                           std::string(ApiVersionOf<T>()));
   }
   auto kind = object.find("kind");
   if (kind != object.end() && *kind != T::kKind) {
@@ -617,7 +627,7 @@ Result<T> DecodeObject(const Json& object) {
 template <ApiObject T>
 Json EncodeObject(const T& object) {
   Json out = EncodeValue(object);
-  out["apiVersion"] = kApiVersion;
+  out["apiVersion"] = ApiVersionOf<T>();
   out["kind"] = T::kKind;
   return out;
 }

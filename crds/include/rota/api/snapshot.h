@@ -17,6 +17,7 @@
 #include "rota/admission/engine.h"
 #include "rota/admission/snapshot.h"
 #include "rota/admission/status.h"
+#include "rota/api/budget.h"
 #include "rota/api/codec.h"
 #include "rota/api/kueue.h"
 
@@ -45,6 +46,11 @@ struct ClusterState {
   // the whole snapshot unless this is set; then it stays pending, Inadmissible, with the error
   // as its message, so that one bad object cannot stop admission for everyone (the controller).
   bool keep_going = false;
+  // By ClusterQueue name: the budgets that apply to it (docs/budgets.md). An exhausted Hold
+  // budget keeps its new workloads pending (reason BudgetExhausted); an exhausted BestEffort one
+  // makes them the lowest priority, admitted only into free capacity; requireFit pools charge
+  // each admission its maximumExecutionTimeSeconds x resources.
+  std::map<std::string, std::vector<BudgetGate>> budget_gates;
 };
 
 // The requests of one pod of `pod_template` (a PodTemplateSpec): the sum over containers (a
