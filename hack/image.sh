@@ -4,9 +4,9 @@
 #   hack/image.sh [BUILD_DIR]    -> BUILD_DIR/rota-image.tar (an OCI image layout in a tar)
 #
 # The root file system holds only the Debian packages of the shared libraries rota links (found
-# with ldd and dpkg, extracted by mmdebstrap, no shell, no package manager), the stripped rota
-# binary (and kubectl-rota when it is built), and a non-root user rota (65532). umoci makes the
-# OCI image from it. The extracted packages are cached under ROTA_CACHE (default ~/.cache/rota),
+# with ldd and dpkg) and tzdata (Budgets' time zones), extracted by mmdebstrap (no shell, no
+# package manager), the stripped rota binary (and kubectl-rota when it is built), and a non-root
+# user rota (65532). umoci makes the OCI image from it. The extracted packages are cached under ROTA_CACHE (default ~/.cache/rota),
 # keyed by the package list, so a second build takes seconds.
 #
 # Load it with `podman load -i build/rota-image.tar` or `docker load -i build/rota-image.tar`
@@ -41,6 +41,8 @@ owner() {
 packages=$(for b in "${BINARIES[@]}"; do ldd "$b" | awk '/=> \//{print $3}'; done | sort -u |
   while read -r lib; do owner "$lib" | head -n 1 | cut -d: -f1; done | sort -u | tr '\n' ',' | sed 's/,$//')
 [[ -n $packages ]] || die "ldd found no shared libraries in ${BINARIES[*]}"
+# Budgets' calendar windows read the time zone database (/usr/share/zoneinfo).
+packages="$packages,tzdata"
 
 mkdir -p "$CACHE"
 key=$(printf '%s %s' "$SUITE" "$packages" | sha256sum | cut -c1-16)

@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git curl ca-certificates openssl
   libcurl4-openssl-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libboost-dev libssl-dev
-  libjemalloc-dev libcli11-dev libsimdjson-dev googletest libgtest-dev libgmock-dev libbenchmark-dev
+  libjemalloc-dev libcli11-dev libsimdjson-dev libhowardhinnant-date-dev tzdata googletest libgtest-dev libgmock-dev libbenchmark-dev
   clang clang-format libclang-rt-14-dev python3 python3-yaml chromium
   mmdebstrap umoci prometheus
 )

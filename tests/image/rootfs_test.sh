@@ -28,4 +28,6 @@ want=$("$BUILD/bin/rota" version)
 # Every library rota loads resolves inside the image (ldd's loader, run in the chroot).
 missing=$(env -i "$(command -v chroot)" "$root" /lib64/ld-linux-x86-64.so.2 --list /usr/bin/rota | grep 'not found' || true)
 [[ -z $missing ]] || fail "libraries missing from the image: $missing"
+# Budgets' calendar windows need the time zone database.
+[[ -f $root/usr/share/zoneinfo/Europe/Berlin ]] || fail "the image has no time zone database"
 echo "ok: $out runs as $user from the image's own root file system ($(du -sh "$root" | cut -f1))"
