@@ -314,6 +314,10 @@ class Scheduler {
   void SortPending(std::vector<uint32_t>& pending) const;
   // Whether the snapshot's `order` names every workload once (and can stand for the sort).
   bool GivenOrderUsable() const;
+  // Reorders the pending workloads of each ClusterQueue with admission fair sharing (those with a
+  // fair_queue) among the places they hold: least-used LocalQueue first, with entry penalties.
+  void OrderByAdmissionFairSharing(size_t first_pending);
+  double EntryPenalty(const WorkloadSpec& w) const;
 
   // Run's phases besides Index and BuildTree, in the order it takes them.
   //
@@ -1170,7 +1174,55 @@ size_t Scheduler::LayOutWorkloads() {
     SortPending(pending);
     for (uint32_t i : pending) wls_.push_back(std::move(by_index_[i]));
   }
+  if (!snap_.admission_fair_sharing.queues.empty()) OrderByAdmissionFairSharing(first_pending);
   return first_pending;
+}
+
+double Scheduler::EntryPenalty(const WorkloadSpec& w) const {
+  const AdmissionFairSharing& afs = snap_.admission_fair_sharing;
+  double units = 0;
+  for (const PodSetSpec& ps : w.pod_sets) {
+    for (const auto& [resource, milli] : ps.per_pod) {
+      auto weight = afs.resource_weights.find(resource);
+      units += double(milli) * ps.count / 1000 * (weight == afs.resource_weights.end() ? 1.0 : weight->second);
+    }
+  }
+  return units * afs.entry_penalty;
+}
+
+void Scheduler::OrderByAdmissionFairSharing(size_t first_pending) {
+  const AdmissionFairSharing& afs = snap_.admission_fair_sharing;
+  // Per ClusterQueue: the places its fair-shared workloads hold in scheduling order, and per
+  // LocalQueue its workloads in that order. The places are then filled again, each time from the
+  // LocalQueue with the least usage (the earlier head on a tie), which takes the entry penalty.
+  std::map<int, std::vector<size_t>> places;
+  std::map<int, std::map<int32_t, std::deque<size_t>>> queues;
+  for (size_t i = first_pending; i < wls_.size(); ++i) {
+    const int32_t q = wls_[i].spec->fair_queue;
+    if (q < 0 || static_cast<size_t>(q) >= afs.queues.size()) continue;
+    places[wls_[i].cq].push_back(i);
+    queues[wls_[i].cq][q].push_back(i);
+  }
+  std::vector<Workload> taken;
+  for (auto& [cq, by_queue] : queues) {
+    std::map<int32_t, double> usage;
+    for (const auto& [q, list] : by_queue) usage[q] = afs.queues[q].usage;
+    taken.clear();
+    while (taken.size() < places[cq].size()) {
+      int32_t best = -1;
+      for (const auto& [q, list] : by_queue) {
+        if (list.empty()) continue;
+        const double share = usage[q] / std::max(afs.queues[q].weight, 1e-9);
+        const double best_share = best < 0 ? 0 : usage[best] / std::max(afs.queues[best].weight, 1e-9);
+        if (best < 0 || share < best_share || (share == best_share && list.front() < by_queue[best].front())) best = q;
+      }
+      const size_t i = by_queue[best].front();
+      by_queue[best].pop_front();
+      usage[best] += EntryPenalty(*wls_[i].spec);
+      taken.push_back(std::move(wls_[i]));
+    }
+    for (size_t k = 0; k < taken.size(); ++k) wls_[places[cq][k]] = std::move(taken[k]);
+  }
 }
 
 void Scheduler::HoldAdmittedQuota(size_t first_pending) {

@@ -248,6 +248,17 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
                                              config.budget_sync_period);
   budgets.OnGatesChanged([&controller] { controller.Wake(); });
   controller.SetBudgets(&budgets);
+  std::optional<rota::controller::AdmissionUsage> admission_usage;
+  if (config.admission_fair_sharing) {
+    const auto& afs = *config.admission_fair_sharing;
+    auto seconds = [](std::chrono::milliseconds d) {
+      return std::chrono::duration_cast<std::chrono::seconds>(d).count();
+    };
+    admission_usage.emplace(cache, *client, log, rota::apiclient::RealClock(),
+                            rota::api::AdmissionFairSharingConfig{
+                                seconds(afs.half_life), seconds(afs.sampling_interval), afs.resource_weights});
+    controller.SetAdmissionUsage(&*admission_usage);
+  }
   struct StopFirst {
     rota::controller::ClusterCache& cache;
     ~StopFirst() { cache.Stop(); }
@@ -271,7 +282,12 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
       rota::apiclient::NameThisThread("budgets");
       budgets.Run(stop);
     });
+    std::thread usage_thread([&] {
+      rota::apiclient::NameThisThread("fairsharing");
+      if (admission_usage) admission_usage->Run(stop);
+    });
     controller.Run(stop);
+    usage_thread.join();
     budget_thread.join();
     job_thread.join();
   };

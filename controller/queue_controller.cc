@@ -87,7 +87,7 @@ void QueueController::Run(const std::atomic<bool>& stop) {
     Beat();
   }
   // (No admission before the budgets are known: an exhausted team's workloads would slip through.)
-  while (!stop && budgets_ && !budgets_->Synced()) {
+  while (!stop && ((budgets_ && !budgets_->Synced()) || (admission_usage_ && !admission_usage_->Synced()))) {
     clock_.SleepFor(std::chrono::milliseconds(20));
     Beat();
   }
@@ -307,6 +307,10 @@ void QueueController::Pass() {
   state.keep_going = true;  // one Workload rota cannot read must not stop every admission
   state.now = s.times.wall_seconds;
   if (budgets_) state.budget_gates = *budgets_->Gates();
+  if (admission_usage_) {
+    state.admission_fair_sharing = admission_usage_->config();
+    state.local_queue_usage = *admission_usage_->Usage();
+  }
   TakeWriterOutcomes();
   OverlayWorkloads(state, s.number);
   if (Status st = snapshot_builder_.Build(state); !st.ok()) {

@@ -22,6 +22,7 @@
 #include "cache/cluster_cache.h"
 #include "cache/compact_workload.h"
 #include "checkpoint/requests.h"
+#include "fairsharing/admission_usage.h"
 #include "logger.h"
 #include "metrics.h"
 #include "rota/admission/engine.h"
@@ -97,6 +98,8 @@ class QueueController {
   void SetPassObserver(PassObserver* observer) { observer_ = observer; }
   // Set before Run: the budgets' gates each pass puts in its snapshot (docs/budgets.md).
   void SetBudgets(const BudgetController* budgets) { budgets_ = budgets; }
+  // Set before Run, with admission fair sharing: the LocalQueues' usage each pass orders by.
+  void SetAdmissionUsage(const AdmissionUsage* usage) { admission_usage_ = usage; }
   // Runs a pass soon, whether or not anything changed. Any thread.
   void Wake() { trigger_.MarkDirty(); }
 
@@ -162,6 +165,7 @@ class QueueController {
 
   PassObserver* observer_ = nullptr;
   const BudgetController* budgets_ = nullptr;
+  const AdmissionUsage* admission_usage_ = nullptr;
   double events_qps_ = 0;  // the recorder's own rate, given back when the apiserver catches up
   // Loop thread: the CPU time of the last pass, whether it was idle (no workload waiting for
   // quota, nothing decided), and the waits before this pass.

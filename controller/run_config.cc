@@ -175,6 +175,30 @@ Status ApplyBudgets(RunConfig& c, const Setting& s) {
   return Status::Ok();
 }
 
+Status ApplyAdmissionFairSharing(RunConfig& c, const Setting& s) {
+  RunConfig::AdmissionFairSharing& afs =
+      c.admission_fair_sharing ? *c.admission_fair_sharing : c.admission_fair_sharing.emplace();
+  if (s.key == "resourceWeights") {
+    if (!s.value.IsMap()) return InvalidArgument(s.path + ": must be a map of resource names to weights");
+    for (const auto& kv : s.value) {
+      const std::string resource = kv.first.as<std::string>();
+      double weight = -1;
+      try {
+        weight = kv.second.as<double>();
+      } catch (const YAML::Exception&) {
+      }
+      if (!(weight >= 0)) return InvalidArgument(s.path + "." + resource + ": must be a number of at least 0");
+      afs.resource_weights[resource] = weight;
+    }
+    return Status::Ok();
+  }
+  auto millis = api::ParseGoDuration(s.value.as<std::string>());
+  if (!millis.ok()) return millis.status().WithContext(s.path);
+  if (s.key == "usageSamplingInterval" && *millis < 1000) return InvalidArgument(s.path + ": must be at least 1s");
+  (s.key == "usageHalfLifeTime" ? afs.half_life : afs.sampling_interval) = std::chrono::milliseconds(*millis);
+  return Status::Ok();
+}
+
 // metrics, health and webhook: an address, or (webhook) a certificate file.
 Status ApplyServer(RunConfig& c, const std::string& section, const Setting& s) {
   if (section == "metrics" && s.key == "secureServing") return s.Bool(c.metrics_secure);
@@ -219,6 +243,7 @@ Status Apply(RunConfig& c, const std::string& section, const Setting& s) {
   if (section == "checkpoint" || section == "preemption") return ApplyCheckpoint(c, s);
   if (section == "internalCertManagement") return ApplyCertManagement(c, s);
   if (section == "budgets") return ApplyBudgets(c, s);
+  if (section == "admissionFairSharing") return ApplyAdmissionFairSharing(c, s);
   return ApplyServer(c, section, s);
 }
 
@@ -238,6 +263,7 @@ const std::map<std::string, std::set<std::string>>& KnownSettings() {
       {"checkpoint", {"defaultTimeout", "maxTimeout"}},
       {"preemption", {"minRuntime"}},
       {"budgets", {"syncPeriod"}},
+      {"admissionFairSharing", {"usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"}},
       {"internalCertManagement", {"enable", "namespace", "webhookServiceName", "webhookSecretName"}},
   };
   return kKeys;
@@ -251,7 +277,7 @@ Status ApplyAll(RunConfig& c, const YAML::Node& root, const std::string& source)
       return InvalidArgument(source + ": " + name +
                              ": unknown setting (known: clientConnection, leaderElection, fairSharing, scheduling, "
                              "logging, metrics, health, webhook, visibility, waitForPodsReady, checkpoint, "
-                             "preemption, budgets, internalCertManagement)");
+                             "preemption, budgets, admissionFairSharing, internalCertManagement)");
     }
     if (!section.second.IsMap()) return InvalidArgument(source + ": " + name + ": must be a map");
     for (const auto& kv : section.second) {

@@ -33,10 +33,15 @@
 //                                  # unless its ClusterQueue says otherwise (docs/checkpoint.md)
 //   checkpoint: {defaultTimeout: 5m, maxTimeout: 30m}   # how long a victim annotated
 //                                            # rota.dev/checkpoint has to checkpoint (docs/checkpoint.md)
+//   admissionFairSharing: {usageHalfLifeTime: 168h, usageSamplingInterval: 5m,
+//                          resourceWeights: {nvidia.com/gpu: 1}}   # Kueue's: within a ClusterQueue
+//                          # with admissionScope UsageBasedAdmissionFairSharing, the LocalQueue
+//                          # with less recent usage goes first (absent: off)
 //   budgets: {syncPeriod: 30s}   # how often Budgets are charged and their status written
 //                                # (at most 1m: a restart loses at most that much; docs/budgets.md)
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -109,6 +114,14 @@ struct RunConfig {
   std::chrono::milliseconds preemption_min_runtime{0};
   // How often the budget controller charges Budgets and writes their status (1s to 1m).
   std::chrono::milliseconds budget_sync_period{std::chrono::seconds(30)};
+  // Kueue's admission fair sharing (absent: off): usage halves every `half_life`, is sampled and
+  // written to the LocalQueues' status every `sampling_interval`; resources count by weight.
+  struct AdmissionFairSharing {
+    std::chrono::milliseconds half_life{0};
+    std::chrono::milliseconds sampling_interval{std::chrono::minutes(5)};
+    std::map<std::string, double> resource_weights;
+  };
+  std::optional<AdmissionFairSharing> admission_fair_sharing;
 };
 
 // Parses a config file's text; `source` names it in errors (`rota.yaml: scheduling.batchPeriod:

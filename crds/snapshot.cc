@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <limits>
@@ -294,7 +295,59 @@ struct Resolver {
   adm::ShapeTable* shapes = nullptr;               // numbers the workloads' shapes, if set
   // The requireFit pools, (budget, limit resource) -> index in Snapshot::budget_pools.
   std::map<std::pair<std::string, std::string>, uint32_t> pools;
+  // With admission fair sharing: the LocalQueues of ClusterQueues that use it ("ns/name", in name
+  // order) -> index in Snapshot::admission_fair_sharing.queues.
+  std::map<std::string, int32_t> fair_queues;
+  void IndexFairQueues() {
+    if (!state.admission_fair_sharing) return;
+    for (const auto& lq : state.local_queues) {
+      auto cq = cqs.find(lq.spec.cluster_queue);
+      if (cq != cqs.end() && cq->second->spec.admission_scope &&
+          cq->second->spec.admission_scope->admission_mode == AdmissionMode::kUsageBasedAdmissionFairSharing)
+        fair_queues.emplace(Key(lq.metadata), 0);
+    }
+    int32_t i = 0;
+    for (auto& [key, index] : fair_queues) index = i++;
+  }
 };
+
+double Weighted(const std::map<std::string, double>& units, const std::map<std::string, double>& weights) {
+  double out = 0;
+  for (const auto& [resource, amount] : units) {
+    auto w = weights.find(resource);
+    out += amount * (w == weights.end() ? 1.0 : w->second);
+  }
+  return out;
+}
+
+// Snapshot::admission_fair_sharing from the LocalQueues' usage, once the entries are made: each
+// admission since its queue's last sample adds its entry penalty.
+void FairQueuesOf(const Resolver& r, adm::Snapshot& out) {
+  adm::AdmissionFairSharing& afs = out.admission_fair_sharing;
+  afs = {};
+  if (r.fair_queues.empty()) return;
+  const AdmissionFairSharingConfig& config = *r.state.admission_fair_sharing;
+  afs.resource_weights = config.resource_weights;
+  afs.entry_penalty = EntryPenaltyFactor(config);
+  afs.queues.resize(r.fair_queues.size());
+  std::vector<int64_t> sampled(r.fair_queues.size(), 0);
+  for (const auto& [key, i] : r.fair_queues) {
+    auto lq = r.lqs.find(key);
+    if (lq != r.lqs.end() && lq->second->spec.fair_sharing)
+      afs.queues[i].weight = double(lq->second->spec.fair_sharing->weight.milli()) / 1000;
+    auto usage = r.state.local_queue_usage.find(key);
+    if (usage == r.state.local_queue_usage.end()) continue;
+    afs.queues[i].usage = Weighted(usage->second.consumed, config.resource_weights);
+    sampled[i] = usage->second.last_update;
+  }
+  for (const adm::WorkloadSpec& e : out.workloads) {
+    if (!e.admission || e.fair_queue < 0 || e.admission_time <= sampled[e.fair_queue]) continue;
+    std::map<std::string, double> units;
+    for (const auto& ps : e.admission->pod_sets)
+      for (const auto& [resource, milli] : ps.usage) units[resource] += double(milli) / 1000;
+    afs.queues[e.fair_queue].usage += afs.entry_penalty * Weighted(units, config.resource_weights);
+  }
+}
 
 // Snapshot::budget_pools, in the order of Resolver::pools.
 void PoolsOf(const ClusterState& state, const Resolver& r, adm::Snapshot& out) {
@@ -599,16 +652,29 @@ Status WorkloadSpecOf(const Workload& w, Resolver& r, adm::WorkloadSpec* reuse, 
     e.inadmissible_message = problem.message();
   }
   ApplyBudgets(w, r, e);
+  if (!r.fair_queues.empty()) {
+    auto fq = r.fair_queues.find(w.metadata.namespace_ + "/" + w.spec.queue_name);
+    const std::string& cq = e.admission ? e.admission->cluster_queue : e.cluster_queue;
+    auto lq = r.lqs.find(w.metadata.namespace_ + "/" + w.spec.queue_name);
+    if (fq != r.fair_queues.end() && lq != r.lqs.end() && lq->second->spec.cluster_queue == cq)
+      e.fair_queue = fq->second;
+  }
   e.shape = r.shapes && problem.ok() ? r.shapes->Of(e) : 0;
   return Status::Ok();
 }
 
 }  // namespace
 
+double EntryPenaltyFactor(const AdmissionFairSharingConfig& config) {
+  if (config.usage_half_life <= 0) return 0;
+  return 1 - std::pow(0.5, double(config.usage_sampling_interval) / double(config.usage_half_life));
+}
+
 Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
   adm::Snapshot out;
   if (Status s = QueuesOf(state, out); !s.ok()) return s;
   Resolver resolver(state);
+  resolver.IndexFairQueues();
   PoolsOf(state, resolver, out);
   adm::ShapeTable shapes;
   resolver.shapes = &shapes;
@@ -620,6 +686,7 @@ Result<adm::Snapshot> BuildSnapshot(const ClusterState& state) {
     Reserve(*shared, resolver, e, out);
     out.workloads.push_back(std::move(e));
   }
+  FairQueuesOf(resolver, out);
   return out;
 }
 
@@ -646,6 +713,7 @@ std::string ResolvedAgainst(const ClusterState& state, bool& unversioned) {
   for (const auto& q : state.cluster_queues) add(q.metadata);
   for (const auto& lq : state.local_queues) add(lq.metadata);
   for (const auto& c : state.priority_classes) add(c.metadata);
+  if (state.admission_fair_sharing) out.append("admission fair sharing\n");
   // Budgets, but for what remains of their requireFit pools (snapshot-wide, made every build).
   for (const auto& [cq, gates] : state.budget_gates) {
     for (const BudgetGate& g : gates) {
@@ -684,6 +752,7 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
   Resolver resolver(state);
   resolver.keep_going = true;
   resolver.shapes = &shapes_;
+  resolver.IndexFairQueues();
   PoolsOf(state, resolver, snapshot_);
   // Makes slot i's entry from `shared`.
   auto make = [&](size_t i, std::shared_ptr<const Workload> shared) {
@@ -779,6 +848,7 @@ Status SnapshotBuilder::Build(const ClusterState& state) {
   if (!resolver.pools.empty()) {
     for (size_t i = 0; i < slots_.size(); ++i) Reserve(*slots_[i].object, resolver, snapshot_.workloads[i], snapshot_);
   }
+  FairQueuesOf(resolver, snapshot_);
   // Names of queues no workload names any more (deleted LocalQueues, typos) are let go once they
   // outnumber the workloads, so that the table stays within a small multiple of what is in use.
   if (queue_names_.size() > 2 * slots_.size() + 1024) RenumberQueues();

@@ -42,7 +42,7 @@ echo "== rota run"
 # apiserver reaches it through an EndpointSlice, which may not name 127.0.0.1).
 certs=$("$REPO/hack/webhooks.sh" cert-dir)
 vcerts=$("$REPO/hack/visibility.sh" cert-dir)
-printf 'metrics: {bindAddress: "127.0.0.1:0"}\nhealth: {bindAddress: "127.0.0.1:0"}\nwebhook: {bindAddress: "127.0.0.1:0", certFile: %s, keyFile: %s}\nvisibility: {bindAddress: ":0", certFile: %s, keyFile: %s}\n' \
+printf 'budgets: {syncPeriod: 2s}\nmetrics: {bindAddress: "127.0.0.1:0"}\nhealth: {bindAddress: "127.0.0.1:0"}\nwebhook: {bindAddress: "127.0.0.1:0", certFile: %s, keyFile: %s}\nvisibility: {bindAddress: ":0", certFile: %s, keyFile: %s}\n' \
   "$certs/tls.crt" "$certs/tls.key" "$vcerts/tls.crt" "$vcerts/tls.key" >"$STATE/rota.yaml"
 "$REPO/build/bin/rota" run --kubeconfig "$KUBECONFIG" --config "$STATE/rota.yaml" 2>"$STATE/rota.log" &
 rota_pid=$!
@@ -144,6 +144,35 @@ for i in json.load(sys.stdin)["items"]:
           i["positionInClusterQueue"], i["positionInLocalQueue"], i.get("estimatedStartTime", "none")))' || true
 
 echo
+echo "== GPU-hour budgets: the notebooks team may use 0.001 MIG-slice-hours (3.6 slice-seconds) in"
+echo "   any hour: a tiny Budget, so that it runs out during the demo (examples/budgets/ has real ones)"
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: rota.dev/v1alpha1
+kind: Budget
+metadata: {name: notebooks-demo}
+spec:
+  clusterQueue: notebooks
+  window: {rolling: 1h}
+  limits: [{resource: nvidia.com/mig-1g.10gb, hours: "0.001"}]
+YAML
+echo "-- notebook-bob starts on a MIG slice and uses the budget up within seconds"
+sed 's/notebook-alice/notebook-bob/' "$REPO/examples/jobs/stream/3-notebook.yaml" | kubectl apply -f - >/dev/null
+wait_job notebooks notebook-bob false
+for _ in $(seq 1 30); do
+  [[ $(kubectl get budget notebooks-demo -o jsonpath='{.status.conditions[?(@.type=="Exhausted")].status}') == True ]] && break
+  sleep 1
+done
+echo "-- notebook-carol arrives after that, and waits:"
+sed 's/notebook-alice/notebook-carol/' "$REPO/examples/jobs/stream/3-notebook.yaml" | kubectl apply -f - >/dev/null
+for _ in $(seq 1 20); do
+  [[ -n $(kubectl get workloads -n notebooks -o jsonpath='{.items[?(@.metadata.ownerReferences[0].name=="notebook-carol")].status.conditions[?(@.type=="QuotaReserved")].reason}') ]] && break
+  sleep 1
+done
+echo "\$ kubectl get budgets"
+kubectl get budgets | sed 's/^/  /'
+kubectl get workloads -n notebooks -o custom-columns='WORKLOAD:.metadata.name,REASON:.status.conditions[?(@.type=="QuotaReserved")].reason,MESSAGE:.status.conditions[?(@.type=="QuotaReserved")].message' | sed 's/^/  /'
+
+echo
 kubectl get jobs -A -o custom-columns='NAMESPACE:.metadata.namespace,JOB:.metadata.name,SUSPENDED:.spec.suspend,PARALLELISM:.spec.parallelism,RUNNING PODS:.status.active,NODE SELECTOR:.spec.template.spec.nodeSelector'
 echo
 kubectl get workloads -A -o custom-columns='NAMESPACE:.metadata.namespace,WORKLOAD:.metadata.name,CLUSTERQUEUE:.status.admission.clusterQueue,ADMITTED:.status.conditions[?(@.type=="Admitted")].status,PREEMPTED:.status.conditions[?(@.type=="Preempted")].reason,WHY:.status.conditions[?(@.type=="QuotaReserved")].message'
@@ -164,7 +193,7 @@ for line in re.sub(r"<[^>]+>", " ", text.replace("</tr>", "\n").replace("</h2>",
   echo
   echo "== Kueue's metrics, as a Prometheus scrape of rota's /metrics sees them (excerpt)"
   curl -s "http://127.0.0.1:$metrics_port/metrics" |
-    grep -E '^(kueue_(admitted_workloads_total|preempted_workloads_total|cluster_queue_resource_usage\{cluster_queue="team-(llm|vision)",flavor="a100-80gb")|rota_checkpoint_requests_total|rota_preemption_lost_resource_seconds_total\{.*nvidia)' || true
+    grep -E '^(kueue_(admitted_workloads_total|preempted_workloads_total|cluster_queue_resource_usage\{cluster_queue="team-(llm|vision)",flavor="a100-80gb")|rota_checkpoint_requests_total|rota_preemption_lost_resource_seconds_total\{.*nvidia|rota_budget_)' || true
 fi
 "$REPO/hack/webhooks.sh" unregister >/dev/null 2>&1
 "$REPO/hack/visibility.sh" unregister >/dev/null 2>&1

@@ -6,8 +6,8 @@
 # The root file system holds only the Debian packages of the shared libraries rota links (found
 # with ldd and dpkg) and tzdata (Budgets' time zones), extracted by mmdebstrap (no shell, no
 # package manager), the stripped rota binary (and kubectl-rota when it is built), and a non-root
-# user rota (65532). umoci makes the OCI image from it. The extracted packages are cached under ROTA_CACHE (default ~/.cache/rota),
-# keyed by the package list, so a second build takes seconds.
+# user rota (65532). umoci makes the OCI image from it. The extracted packages are cached under
+# ROTA_CACHE (default ~/.cache/rota), keyed by the package list, so a second build takes seconds.
 #
 # Load it with `podman load -i build/rota-image.tar` or `docker load -i build/rota-image.tar`
 # (it is named rota:VERSION), or copy it to a registry with `skopeo copy oci-archive:...`.

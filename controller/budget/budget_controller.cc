@@ -46,6 +46,12 @@ BudgetController::BudgetController(ClusterCache& cache, apiclient::Client& clien
       clock_(clock),
       sync_period_(sync_period) {
   cache_.OnWorkloadChange([this](const api::Workload& w) { WorkloadChanged(w); });
+  cache_.OnFinishedRun([this](const FinishedRun& run) {
+    budget::Hold h{run.key, run.cluster_queue, run.usage_milli, (run.finished_at - run.seconds) * 1000,
+                   run.finished_at * 1000};
+    std::lock_guard l(mu_);
+    finished_.push_back(std::move(h));
+  });
   cache_.OnBudgetChange([this] {
     std::lock_guard l(mu_);
     dirty_ = true;
@@ -87,11 +93,14 @@ std::vector<budget::Hold> BudgetController::CurrentHolds(int64_t now_ms) {
     if (std::optional<budget::Hold> h = HoldOf(*w)) now_holding.emplace(h->key, std::move(*h));
   });
   std::map<std::string, int64_t> stopped;
+  std::vector<budget::Hold> holds;
   {
     std::lock_guard l(mu_);
     stopped.swap(stopped_at_);
+    holds.swap(finished_);
   }
-  std::vector<budget::Hold> holds;
+  // (A run rota saw holding quota is charged below, up to when it let go.)
+  std::erase_if(holds, [&](const budget::Hold& h) { return holding_.count(h.key) || now_holding.count(h.key); });
   for (auto& [key, h] : holding_) {
     if (now_holding.count(key)) continue;
     // Stopped since the last sync: charged up to when it let go (or now, if that went unseen).

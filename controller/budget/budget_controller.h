@@ -90,6 +90,9 @@ class BudgetController {
   mutable std::mutex mu_;
   std::shared_ptr<const BudgetGates> gates_ = std::make_shared<BudgetGates>();  // guarded by mu_
   std::map<std::string, int64_t> stopped_at_;  // workload key -> when it stopped holding (ms); mu_
+  // Runs seen finished since the last sync (on a relist too, e.g. after a restart: those that
+  // finished while no leader was charging are charged from accountedUntil). mu_
+  std::vector<budget::Hold> finished_;
   std::condition_variable wake_;
   bool dirty_ = false;  // a Budget changed; mu_
   std::atomic<bool> synced_{false};

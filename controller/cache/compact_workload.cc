@@ -143,6 +143,24 @@ Result<std::shared_ptr<const api::Workload>> DecodeCachedWorkload(Json& document
   return std::make_shared<const api::Workload>(std::move(w).value());
 }
 
+namespace {
+
+// Adds an admission's podSetAssignments[].resourceUsage to `usage` (what cannot be read counts 0).
+void AddUsage(const Json& admission, std::map<std::string, int64_t>& usage) {
+  auto assignments = admission.find("podSetAssignments");
+  if (assignments == admission.end() || !assignments->is_array()) return;
+  for (const Json& psa : *assignments) {
+    auto ru = psa.is_object() ? psa.find("resourceUsage") : psa.end();
+    if (ru == psa.end() || !ru->is_object()) continue;
+    for (const auto& [resource, q] : ru->items()) {
+      Quantity quantity;
+      if (api::DecodeValue(q, "", quantity).ok()) usage[resource] += quantity.milli();
+    }
+  }
+}
+
+}  // namespace
+
 std::optional<FinishedRun> FinishedRunOf(const Json& document) {
   if (!FinishedDocument(document)) return std::nullopt;
   const Json& status = document["status"];
@@ -160,9 +178,12 @@ std::optional<FinishedRun> FinishedRunOf(const Json& document) {
   if (!start.ok() || !end.ok() || *end < *start) return std::nullopt;
   FinishedRun run;
   run.seconds = *end - *start;
+  run.finished_at = *end;
   run.cluster_queue = admission->value("clusterQueue", std::string());
   const Json meta = document.value("metadata", Json::object());
   run.uid = meta.is_object() ? meta.value("uid", std::string()) : "";
+  if (meta.is_object()) run.key = meta.value("namespace", std::string()) + "/" + meta.value("name", std::string());
+  AddUsage(*admission, run.usage_milli);
   const Json spec = document.value("spec", Json::object());
   if (spec.is_object() && spec.contains("priorityClassRef") && spec["priorityClassRef"].is_object())
     run.priority_class = spec["priorityClassRef"].value("name", std::string());

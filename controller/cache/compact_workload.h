@@ -33,6 +33,9 @@ Result<std::shared_ptr<const api::Workload>> DecodeCachedWorkload(api::Json& doc
 struct FinishedRun {
   std::string uid, cluster_queue, priority_class;
   int64_t seconds = 0;
+  std::string key;                             // namespace/name
+  int64_t finished_at = 0;                     // Unix seconds
+  std::map<std::string, int64_t> usage_milli;  // its admitted resources, summed over pod sets
 };
 // Of a Workload document with Finished=True after QuotaReserved=True and an admission; nullopt
 // for any other.

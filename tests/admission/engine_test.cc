@@ -152,6 +152,38 @@ TEST(EngineBudgetTest, BestEffortPreemptsNoOne) {
   EXPECT_EQ(PreemptedKeys(d), (Keys{"ns/low:InClusterQueue"}));
 }
 
+// ---- admission fair sharing ---------------------------------------------------------------
+
+// Within a ClusterQueue, the LocalQueue with less recent usage goes first, whatever the order
+// of creation; each admission's entry penalty can hand the next turn to the other queue.
+TEST(EngineAdmissionFairSharingTest, TheLeastUsedLocalQueueGoesFirst) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("q", "", GpuGroup({{"a100", Gpus(2)}}))};
+  s.workloads = {Pending("ns/a1", "q", 0, 1, {Pods(1, 1)}), Pending("ns/a2", "q", 0, 2, {Pods(1, 1)}),
+                 Pending("ns/b1", "q", 0, 3, {Pods(1, 1)}), Pending("ns/b2", "q", 0, 4, {Pods(1, 1)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/a1", "ns/a2"}));  // (without it: creation order)
+
+  s.admission_fair_sharing.queues = {{10, 1}, {0, 1}};  // "a" has used 10 GPU-units, "b" nothing
+  for (int i = 0; i < 4; ++i) s.workloads[i].fair_queue = i < 2 ? 0 : 1;
+  d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/b1", "ns/b2"}));
+  EXPECT_EQ(FindPending(d, "ns/a1")->position, 0);
+
+  // An entry penalty of 20 per GPU: after b1, queue b's usage (20) is above a's (10).
+  s.admission_fair_sharing.entry_penalty = 20;
+  d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/a1", "ns/b1"}));
+
+  // Usage is divided by the LocalQueue's weight: with a weight of 4, a's share is 10 / 4 = 2.5,
+  // still above b's 2 after b1.
+  s.admission_fair_sharing.queues[0].weight = 4;
+  s.admission_fair_sharing.entry_penalty = 2;
+  d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/b1", "ns/b2"}));
+}
+
 // ---- quotas ------------------------------------------------------------------------------
 
 TEST(EngineQuotaTest, AdmitsWhatFitsAndExplainsTheRest) {

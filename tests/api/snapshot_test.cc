@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <random>
@@ -286,6 +287,41 @@ TEST(SnapshotBuilderTest, FollowsTheBudgetsGates) {
   EXPECT_EQ(b.snapshot().budget_pools[0].message, "too little left");
   ASSERT_EQ(b.Find("ml/a")->budget_charges.size(), 1u);
   EXPECT_EQ(b.Find("ml/a")->budget_charges[0].amount, 2000 * 3600);
+}
+
+// Admission fair sharing: workloads of a ClusterQueue with admissionScope UsageBasedAdmissionFairSharing
+// name their LocalQueue's place, whose usage is its decayed usage (weighted) plus the entry
+// penalty of each admission since its last sample.
+TEST(BuildSnapshotTest, AdmissionFairSharingGivesEachLocalQueueItsUsage) {
+  ClusterState state = TeamState();
+  state.cluster_queues[0].spec.admission_scope = AdmissionScope{AdmissionMode::kUsageBasedAdmissionFairSharing};
+  LocalQueue other = state.local_queues[0];
+  other.metadata.name = "other";
+  other.spec.fair_sharing = FairSharing{Quantity::FromUnits(2)};
+  state.local_queues.push_back(other);
+  state.admission_fair_sharing = AdmissionFairSharingConfig{600, 300, {{"nvidia.com/gpu", 2}}};
+  state.local_queue_usage["ml/gpu"] = {{{"nvidia.com/gpu", 3}}, 100};
+  // "run" was admitted at 200, after gpu's last sample (100): its 1 GPU adds the entry penalty.
+  state.workloads = {GpuWorkload("a", 1, 1), GpuWorkload("run", 1, 1, R"({"conditions": [{"type": "QuotaReserved",
+      "status": "True", "reason": "QuotaReserved", "message": "m", "lastTransitionTime": "1970-01-01T00:03:20Z"}],
+      "admission": {"clusterQueue": "team", "podSetAssignments": [{"name": "main", "resourceUsage": {"nvidia.com/gpu": "1"}}]}})")};
+  auto snapshot = BuildSnapshot(state);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().message();
+  const admission::AdmissionFairSharing& afs = snapshot->admission_fair_sharing;
+  const double penalty = 1 - std::pow(0.5, 0.5);
+  EXPECT_DOUBLE_EQ(afs.entry_penalty, penalty);
+  ASSERT_EQ(afs.queues.size(), 2u);  // ml/gpu, ml/other
+  EXPECT_DOUBLE_EQ(afs.queues[0].usage, 3 * 2 + penalty * 1 * 2);
+  EXPECT_DOUBLE_EQ(afs.queues[0].weight, 1);
+  EXPECT_DOUBLE_EQ(afs.queues[1].usage, 0);
+  EXPECT_DOUBLE_EQ(afs.queues[1].weight, 2);
+  EXPECT_EQ(snapshot->workloads[0].fair_queue, 0);
+
+  // Without the admissionScope, nothing is fair-shared.
+  state.cluster_queues[0].spec.admission_scope.reset();
+  snapshot = BuildSnapshot(state);
+  EXPECT_TRUE(snapshot->admission_fair_sharing.queues.empty());
+  EXPECT_EQ(snapshot->workloads[0].fair_queue, -1);
 }
 
 TEST(SnapshotBuilderTest, QueueStatusWritesDoNotResolveWorkloadsAgain) {

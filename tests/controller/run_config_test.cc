@@ -82,7 +82,12 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
            Case{"tracing: {port: 8080}",
                 "rota.yaml: tracing: unknown setting (known: clientConnection, leaderElection, fairSharing, "
                 "scheduling, logging, metrics, health, webhook, visibility, waitForPodsReady, checkpoint, "
-                "preemption, budgets, internalCertManagement)"},
+                "preemption, budgets, admissionFairSharing, internalCertManagement)"},
+           Case{"budgets: {syncPeriod: 5m}", "rota.yaml: budgets.syncPeriod: must be from 1s to 1m"},
+           Case{"admissionFairSharing: {resourceWeights: {cpu: -1}}",
+                "rota.yaml: admissionFairSharing.resourceWeights.cpu: must be a number of at least 0"},
+           Case{"admissionFairSharing: {usageSamplingInterval: 10ms}",
+                "rota.yaml: admissionFairSharing.usageSamplingInterval: must be at least 1s"},
            Case{"visibility: {bindAddress: nowhere}",
                 "rota.yaml: visibility.bindAddress: \"nowhere\" is not host:port, :port or 0"},
            Case{"visibility: {certFile: \"\"}", "rota.yaml: visibility.certFile: must name a PEM file"},
@@ -140,6 +145,21 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
     ASSERT_FALSE(r.ok()) << c.text;
     EXPECT_EQ(r.status().message(), c.message);
   }
+}
+
+TEST(RunConfigTest, BudgetsAndAdmissionFairSharing) {
+  auto c = ParseRunConfig("budgets: {syncPeriod: 10s}\n", "rota.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->budget_sync_period, std::chrono::seconds(10));
+  EXPECT_FALSE(c->admission_fair_sharing.has_value());
+  c = ParseRunConfig(
+      "admissionFairSharing: {usageHalfLifeTime: 168h, usageSamplingInterval: 1m, resourceWeights: {cpu: 0.5}}\n",
+      "rota.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->admission_fair_sharing.has_value());
+  EXPECT_EQ(c->admission_fair_sharing->half_life, std::chrono::hours(168));
+  EXPECT_EQ(c->admission_fair_sharing->sampling_interval, std::chrono::minutes(1));
+  EXPECT_EQ(c->admission_fair_sharing->resource_weights, (std::map<std::string, double>{{"cpu", 0.5}}));
 }
 
 TEST(RunConfigTest, CheckpointAndPreemptionSettings) {

@@ -42,6 +42,15 @@ controller::FinishedRun Finished(const std::string& uid, const std::string& cq, 
 TEST(RunTimes, OnlyARunThatFinishedAfterItsReservationCounts) {
   Json doc = FinishedDocument("a", "team", "", "2026-11-01T10:00:00Z", "2026-11-01T10:10:00Z");
   EXPECT_EQ(controller::FinishedRunOf(doc)->seconds, 600);
+  // What a budget charges for it: which workload, when it let go, and what it held.
+  doc["status"]["admission"]["podSetAssignments"] =
+      Json::parse(R"([{"name": "main", "resourceUsage": {"nvidia.com/gpu": "2"}},
+                      {"name": "aux", "resourceUsage": {"nvidia.com/gpu": "500m", "cpu": 4}}])");
+  std::optional<controller::FinishedRun> run = controller::FinishedRunOf(doc);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->key, "ml/a");
+  EXPECT_EQ(run->finished_at, 1793527800);
+  EXPECT_EQ(run->usage_milli, (std::map<std::string, int64_t>{{"cpu", 4000}, {"nvidia.com/gpu", 2500}}));
   Json unfinished = doc;
   unfinished["status"]["conditions"][1]["status"] = "False";
   EXPECT_FALSE(controller::FinishedRunOf(unfinished).has_value());

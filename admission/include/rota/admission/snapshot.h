@@ -164,6 +164,23 @@ struct WorkloadSpec {
   // What its admission draws from Snapshot::budget_pools (a budget with requireFit): it waits,
   // with reason BudgetExhausted, unless every pool still holds its charge.
   std::vector<BudgetCharge> budget_charges;
+  // Its LocalQueue in Snapshot::fair_queues when its ClusterQueue orders by admission fair
+  // sharing (Kueue's UsageBasedAdmissionFairSharing); -1 otherwise.
+  int32_t fair_queue = -1;
+};
+
+// Kueue's admission fair sharing: within a ClusterQueue whose admissionScope asks for it, the
+// pending workloads of the LocalQueue with the least recent usage go first (then scheduling
+// order). Each workload taken from a LocalQueue adds its entry penalty to that queue's usage, so
+// that one queue's backlog does not take every admission of a pass.
+struct FairQueue {
+  double usage = 0;   // its decayed usage, resource-weighted (and any penalty not yet sampled)
+  double weight = 1;  // LocalQueue spec.fairSharing.weight; usage / weight is compared
+};
+struct AdmissionFairSharing {
+  std::vector<FairQueue> queues;
+  std::map<std::string, double> resource_weights;  // absent: 1
+  double entry_penalty = 0;                        // the share of a workload's requests added to its queue's usage
 };
 
 struct Snapshot {
@@ -172,7 +189,8 @@ struct Snapshot {
   std::vector<ClusterQueueSpec> cluster_queues;
   std::vector<WorkloadSpec> workloads;  // pending and admitted
   bool fair_sharing = false;
-  std::vector<BudgetPool> budget_pools;  // what WorkloadSpec::budget_charges draw on
+  std::vector<BudgetPool> budget_pools;         // what WorkloadSpec::budget_charges draw on
+  AdmissionFairSharing admission_fair_sharing;  // WorkloadSpec::fair_queue indexes its queues
   // The time of the pass, in the unit of the workloads' times: victims are chosen by the work they
   // lose up to now, and minimum runtimes are measured to it. 0: not known (no minimum runtime
   // applies, and victims are chosen by Kueue's order alone).

@@ -189,6 +189,26 @@ struct ClusterQueuePreemption {
   }
 };
 
+enum class AdmissionMode { kNoAdmissionFairSharing, kUsageBasedAdmissionFairSharing };
+template <>
+struct EnumNames<AdmissionMode> {
+  static constexpr std::pair<AdmissionMode, std::string_view> kValues[] = {
+      {AdmissionMode::kNoAdmissionFairSharing, "NoAdmissionFairSharing"},
+      {AdmissionMode::kUsageBasedAdmissionFairSharing, "UsageBasedAdmissionFairSharing"}};
+};
+
+// Kueue's admissionScope: UsageBasedAdmissionFairSharing orders the queue's workloads by their
+// LocalQueues' recent usage (with the admissionFairSharing config).
+struct AdmissionScope {
+  AdmissionMode admission_mode = AdmissionMode::kNoAdmissionFairSharing;
+  Extra extra;  // null unless the object had fields rota does not type
+
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v.Required("admissionMode", s.admission_mode);
+  }
+};
+
 struct ClusterQueueSpec {
   std::vector<ResourceGroup> resource_groups;
   std::string cohort_name;
@@ -198,6 +218,7 @@ struct ClusterQueueSpec {
   ClusterQueuePreemption preemption;
   StopPolicy stop_policy = StopPolicy::kNone;
   std::optional<FairSharing> fair_sharing;
+  std::optional<AdmissionScope> admission_scope;
   Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
@@ -210,6 +231,7 @@ struct ClusterQueueSpec {
     v.Optional("preemption", s.preemption);
     v.Optional("stopPolicy", s.stop_policy);
     v.Optional("fairSharing", s.fair_sharing);
+    v.Optional("admissionScope", s.admission_scope);
   }
 };
 
@@ -313,12 +335,39 @@ struct Cohort {
 struct LocalQueueSpec {
   std::string cluster_queue;
   StopPolicy stop_policy = StopPolicy::kNone;
-  Extra extra;  // null unless the object had fields rota does not type
+  std::optional<FairSharing> fair_sharing;  // its weight in admission fair sharing
+  Extra extra;                              // null unless the object had fields rota does not type
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v.Optional("clusterQueue", s.cluster_queue);
     v.Optional("stopPolicy", s.stop_policy);
+    v.Optional("fairSharing", s.fair_sharing);
+  }
+};
+
+// status.fairSharing.admissionFairSharingStatus of a LocalQueue: its decayed usage, as Kueue keeps it.
+struct AdmissionFairSharingStatus {
+  std::map<std::string, Quantity> consumed_resources;
+  std::string last_update;  // RFC 3339
+  Extra extra;              // null unless the object had fields rota does not type
+
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v.Optional("consumedResources", s.consumed_resources);
+    v.Optional("lastUpdate", s.last_update);
+  }
+};
+
+struct LocalQueueFairSharingStatus {
+  int64_t weighted_share = 0;
+  std::optional<AdmissionFairSharingStatus> admission_fair_sharing_status;
+  Extra extra;  // null unless the object had fields rota does not type
+
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v.Optional("weightedShare", s.weighted_share);
+    v.Optional("admissionFairSharingStatus", s.admission_fair_sharing_status);
   }
 };
 
@@ -329,6 +378,7 @@ struct LocalQueueStatus {
   int32_t admitted_workloads = 0;
   std::vector<FlavorUsage> flavors_reservation;
   std::vector<FlavorUsage> flavors_usage;
+  std::optional<LocalQueueFairSharingStatus> fair_sharing;
   Extra extra;  // null unless the object had fields rota does not type
 
   template <class Self, class V>
@@ -339,6 +389,7 @@ struct LocalQueueStatus {
     v.Optional("admittedWorkloads", s.admitted_workloads);
     v.Optional("flavorsReservation", s.flavors_reservation);
     v.Optional("flavorsUsage", s.flavors_usage);
+    v.Optional("fairSharing", s.fair_sharing);
   }
 };
 

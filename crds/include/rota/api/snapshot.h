@@ -8,6 +8,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,6 +23,26 @@
 #include "rota/api/kueue.h"
 
 namespace rota::api {
+
+// Kueue's admissionFairSharing config: a LocalQueue's usage decays by half every
+// `usage_half_life` seconds and is sampled every `usage_sampling_interval` seconds; resources
+// count by their weight (absent: 1).
+struct AdmissionFairSharingConfig {
+  int64_t usage_half_life = 0;
+  int64_t usage_sampling_interval = 300;
+  std::map<std::string, double> resource_weights;
+};
+
+// A LocalQueue's decayed usage (resource -> units) as of `last_update` (Unix seconds).
+struct LocalQueueUsage {
+  std::map<std::string, double> consumed;
+  int64_t last_update = 0;
+  friend bool operator==(const LocalQueueUsage&, const LocalQueueUsage&) = default;
+};
+
+// The share of a workload's requests that its admission adds to its LocalQueue's usage until the
+// next sample (Kueue's entry penalty): 1 - 0.5^(sampling / half-life); 0 without a half-life.
+double EntryPenaltyFactor(const AdmissionFairSharingConfig& config);
 
 // Everything the engine's input is built from.
 struct ClusterState {
@@ -51,6 +72,11 @@ struct ClusterState {
   // makes them the lowest priority, admitted only into free capacity; requireFit pools charge
   // each admission its maximumExecutionTimeSeconds x resources.
   std::map<std::string, std::vector<BudgetGate>> budget_gates;
+  // Admission fair sharing, when configured: the workloads of a ClusterQueue with admissionScope
+  // UsageBasedAdmissionFairSharing go by their LocalQueues' usage (by "namespace/name"; a queue
+  // not listed has used nothing), plus the entry penalty of each admission since its last sample.
+  std::optional<AdmissionFairSharingConfig> admission_fair_sharing;
+  std::map<std::string, LocalQueueUsage> local_queue_usage;
 };
 
 // The requests of one pod of `pod_template` (a PodTemplateSpec): the sum over containers (a
