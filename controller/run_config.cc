@@ -313,6 +313,8 @@ Result<RunConfig> ParseRunConfig(const std::string& text, const std::string& sou
   if (!root.IsMap()) return InvalidArgument(source + ": must be a map of settings");
   try {
     if (Status s = ApplyAll(c, root, source); !s.ok()) return s;
+    // (An empty section turns admission fair sharing on with its defaults.)
+    if (root["admissionFairSharing"] && !c.admission_fair_sharing) c.admission_fair_sharing.emplace();
     if (Status s = CheckLeaseTimes(c, source); !s.ok()) return s;
     if (c.metrics_cert_file.empty() != c.metrics_key_file.empty())
       return InvalidArgument(source + ": metrics.certFile and metrics.keyFile go together");

@@ -1,8 +1,10 @@
 #include "budget/budget_controller.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
+#include "budget/eviction.h"
 #include "rota/api/snapshot.h"
 
 namespace rota::controller {
@@ -47,10 +49,11 @@ BudgetController::BudgetController(ClusterCache& cache, apiclient::Client& clien
       sync_period_(sync_period) {
   cache_.OnWorkloadChange([this](const api::Workload& w) { WorkloadChanged(w); });
   cache_.OnFinishedRun([this](const FinishedRun& run) {
+    if (!active_.load() || run.key.size() < 3) return;
     budget::Hold h{run.key, run.cluster_queue, run.usage_milli, (run.finished_at - run.seconds) * 1000,
                    run.finished_at * 1000};
     std::lock_guard l(mu_);
-    finished_.push_back(std::move(h));
+    finished_[run.key] = std::move(h);  // (one per workload: a run is reported again on later events)
   });
   cache_.OnBudgetChange([this] {
     std::lock_guard l(mu_);
@@ -60,13 +63,22 @@ BudgetController::BudgetController(ClusterCache& cache, apiclient::Client& clien
 }
 
 void BudgetController::WorkloadChanged(const api::Workload& w) {
-  if (HoldOf(w)) return;
-  // It holds no quota (finished, evicted, deleted): note when it let go, for the charge up to it.
+  // (Only while accounting: a follower keeps nothing.)
+  if (!active_.load() || w.metadata.name.empty()) return;
+  const std::string key = w.metadata.namespace_ + "/" + w.metadata.name;
+  if (std::optional<budget::Hold> h = HoldOf(w)) {
+    // Seen holding quota: charged even if it lets go again before the next sync.
+    std::lock_guard l(mu_);
+    std::vector<budget::Hold>& seen = seen_[key];
+    if (seen.empty() || seen.back().start != h->start) seen.push_back(std::move(*h));
+    return;
+  }
+  // It holds no quota (finished, evicted): note when it let go, for the charge up to it.
   int64_t at = WallMs(clock_);
   if (w.status && IsFinished(w))
     at = TransitionMs(api::FindCondition(w.status->conditions, api::workload_condition::kFinished), at);
   std::lock_guard l(mu_);
-  stopped_at_.try_emplace(w.metadata.namespace_ + "/" + w.metadata.name, at);
+  stopped_at_.try_emplace(key, at);
 }
 
 std::shared_ptr<const BudgetGates> BudgetController::Gates() const {
@@ -75,6 +87,7 @@ std::shared_ptr<const BudgetGates> BudgetController::Gates() const {
 }
 
 void BudgetController::Run(const std::atomic<bool>& stop) {
+  active_.store(true);
   while (!stop.load()) {
     if (cache_.HasSynced()) Sync();
     std::unique_lock l(mu_);
@@ -85,6 +98,7 @@ void BudgetController::Run(const std::atomic<bool>& stop) {
     }
     dirty_ = false;
   }
+  active_.store(false);
 }
 
 std::vector<budget::Hold> BudgetController::CurrentHolds(int64_t now_ms) {
@@ -93,21 +107,41 @@ std::vector<budget::Hold> BudgetController::CurrentHolds(int64_t now_ms) {
     if (std::optional<budget::Hold> h = HoldOf(*w)) now_holding.emplace(h->key, std::move(*h));
   });
   std::map<std::string, int64_t> stopped;
-  std::vector<budget::Hold> holds;
+  std::map<std::string, budget::Hold> finished;
+  std::map<std::string, std::vector<budget::Hold>> seen;
   {
     std::lock_guard l(mu_);
     stopped.swap(stopped_at_);
-    holds.swap(finished_);
+    finished.swap(finished_);
+    seen.swap(seen_);
   }
-  // (A run rota saw holding quota is charged below, up to when it let go.)
-  std::erase_if(holds, [&](const budget::Hold& h) { return holding_.count(h.key) || now_holding.count(h.key); });
-  for (auto& [key, h] : holding_) {
-    if (now_holding.count(key)) continue;
-    // Stopped since the last sync: charged up to when it let go (or now, if that went unseen).
-    auto at = stopped.find(key);
-    h.end = at != stopped.end() && at->second >= h.start ? std::min(at->second, now_ms) : now_ms;
+  // A hold whose admission time is unknown is charged from when it was first seen.
+  for (auto& [key, h] : now_holding) {
+    auto before = holding_.find(key);
+    if (h.start <= 0) h.start = before != holding_.end() && before->second.start > 0 ? before->second.start : now_ms;
+  }
+  // Every hold since the last sync that is not held now: the ones held then, and the ones seen
+  // since (admitted and let go in between, or evicted and admitted again), once each.
+  std::map<std::pair<std::string, int64_t>, budget::Hold> ended;
+  for (const auto& [key, h] : holding_) ended.emplace(std::make_pair(key, h.start), h);
+  for (const auto& [key, list] : seen)
+    for (const budget::Hold& h : list)
+      if (h.start > 0) ended.emplace(std::make_pair(key, h.start), h);
+  std::vector<budget::Hold> holds;
+  for (auto& [id, h] : ended) {
+    auto now = now_holding.find(id.first);
+    if (now != now_holding.end() && now->second.start == h.start) continue;
+    // Charged up to when it let go: its stop, else its next admission, else now.
+    auto at = stopped.find(id.first);
+    h.end = now != now_holding.end() ? now->second.start : now_ms;
+    if (at != stopped.end() && at->second >= h.start) h.end = std::min(h.end, at->second);
     holds.push_back(h);
+    finished.erase(id.first);  // (charged here, up to when it let go)
   }
+  // Runs seen finished that rota never saw holding quota (e.g. they finished while it was not
+  // the leader): charged from accountedUntil up to their end.
+  for (auto& [key, h] : finished)
+    if (!now_holding.count(key)) holds.push_back(std::move(h));
   holding_ = std::move(now_holding);
   for (const auto& [key, h] : holding_) holds.push_back(h);
   return holds;
@@ -153,6 +187,7 @@ void BudgetController::SyncOne(const api::Budget& b, const std::vector<budget::H
       TransitionMs(api::FindCondition(e->status.conditions, api::budget_condition::kExhausted), now_ms) / 1000;
   const api::BudgetGate gate = budget::GateOf(b, e->ledger, since);
   for (const std::string& q : queues) gates[q].push_back(gate);
+  if (gate.exhausted && b.spec.stop_running) StopRunning(b, mine, gate.message, now_ms);
 }
 
 void BudgetController::Sync() {
@@ -187,6 +222,24 @@ void BudgetController::WriteStatus(const api::Budget& b, const api::BudgetStatus
   auto r = client_.Patch(apiclient::resources::kBudgets, "", b.metadata.name, apiclient::PatchType::kMerge, body,
                          {.subresource = "status"});
   if (!r.ok()) log_("warn", Describe(b) + ": status not written: " + r.error().ToString());
+}
+
+void BudgetController::StopRunning(const api::Budget& b, const std::vector<budget::Hold>& holds,
+                                   const std::string& message, int64_t now_ms) {
+  Result<int64_t> created = api::ParseTime(b.metadata.creation_timestamp);
+  for (const budget::Hold& h : holds) {
+    if (h.end != std::numeric_limits<int64_t>::max() || (created.ok() && h.start < *created * 1000)) continue;
+    std::shared_ptr<const api::Workload> wl = cache_.workloads().Get(h.key);
+    if (!wl || !budget::Running(*wl)) continue;
+    auto r = client_.Patch(apiclient::resources::kWorkloads, wl->metadata.namespace_, wl->metadata.name,
+                           apiclient::PatchType::kMerge, budget::EvictionPatch(*wl, message, now_ms / 1000),
+                           {.subresource = "status"});
+    if (r.ok()) {
+      log_("info", "evicted " + h.key + ": " + Describe(b) + " is used up (stopRunning)");
+    } else if (!r.error().IsConflict()) {  // (a conflict: it changed meanwhile; the next sync sees it)
+      log_("warn", "Workload \"" + h.key + "\" not evicted for " + Describe(b) + ": " + r.error().ToString());
+    }
+  }
 }
 
 void BudgetController::Tell(const api::Budget& b, const std::vector<budget::ConditionChange>& changes) {

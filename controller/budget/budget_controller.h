@@ -69,6 +69,9 @@ class BudgetController {
                const std::map<std::string, std::string>& cohort_of, const std::map<std::string, std::string>& parent_of,
                int64_t now_ms, BudgetGates& gates);
   void WriteStatus(const api::Budget& b, const api::BudgetStatus& status);
+  // stopRunning: evicts the running workloads of `holds` admitted since the Budget was created.
+  void StopRunning(const api::Budget& b, const std::vector<budget::Hold>& holds, const std::string& message,
+                   int64_t now_ms);
   void Tell(const api::Budget& b, const std::vector<budget::ConditionChange>& changes);
   void ExportMetrics(const std::vector<std::shared_ptr<const api::Budget>>& budgets);
   void WorkloadChanged(const api::Workload& w);
@@ -90,9 +93,12 @@ class BudgetController {
   mutable std::mutex mu_;
   std::shared_ptr<const BudgetGates> gates_ = std::make_shared<BudgetGates>();  // guarded by mu_
   std::map<std::string, int64_t> stopped_at_;  // workload key -> when it stopped holding (ms); mu_
-  // Runs seen finished since the last sync (on a relist too, e.g. after a restart: those that
-  // finished while no leader was charging are charged from accountedUntil). mu_
-  std::vector<budget::Hold> finished_;
+  // Runs seen finished since the last sync, by workload (on a relist too, e.g. after a restart:
+  // those that finished while no leader was charging are charged from accountedUntil). mu_
+  std::map<std::string, budget::Hold> finished_;
+  // Holds seen by the listener since the last sync, by workload. mu_
+  std::map<std::string, std::vector<budget::Hold>> seen_;
+  std::atomic<bool> active_{false};  // Run is accounting: the listeners keep what they see
   std::condition_variable wake_;
   bool dirty_ = false;  // a Budget changed; mu_
   std::atomic<bool> synced_{false};

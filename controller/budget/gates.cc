@@ -1,6 +1,7 @@
 #include "budget/gates.h"
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "rota/api/snapshot.h"
@@ -109,8 +110,9 @@ api::BudgetGate GateOf(const api::Budget& budget, const Ledger& ledger, int64_t 
   for (const api::BudgetLimit& l : budget.spec.limits) {
     api::BudgetGate::Pool& p = g.fit_pools[l.resource];
     auto r = remaining.find(l.resource);
-    // hours -> milli GPU-seconds
-    p.remaining = static_cast<int64_t>(std::floor((r == remaining.end() ? 0 : r->second) * 3600 * 1000));
+    // hours -> milli GPU-seconds (beyond int64, as good as unlimited)
+    const double milli_seconds = std::floor((r == remaining.end() ? 0 : r->second) * 3600 * 1000);
+    p.remaining = milli_seconds >= 9e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(milli_seconds);
     p.weights_milli[l.resource] = 1000;
     if (l.resource == api::kGpuResource)
       for (const auto& [resource, weight] : budget.spec.weights) p.weights_milli[resource] = weight.milli();

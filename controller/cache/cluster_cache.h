@@ -59,7 +59,7 @@ class ClusterCache {
   void OnChange(ChangeListener listener) { change_listeners_.push_back(std::move(listener)); }
   void OnWorkloadChange(WorkloadListener listener) { workload_listeners_.push_back(std::move(listener)); }
   void OnFinishedRun(FinishedRunListener listener) { finished_listeners_.push_back(std::move(listener)); }
-  // A Budget added, changed or deleted.
+  // A Budget added, deleted, or changed but for its status.
   void OnBudgetChange(std::function<void()> listener) { budget_listeners_.push_back(std::move(listener)); }
 
   // Starts every informer (idempotent).

@@ -79,9 +79,10 @@ void AdmissionUsage::Sample() {
     if (!fair_cqs.count(lq->spec.cluster_queue)) continue;
     const std::string key = lq->metadata.namespace_ + "/" + lq->metadata.name;
     auto kept = kept_.find(key);
-    // (A LocalQueue first seen goes on from its status, or starts now with nothing used.)
+    // (A LocalQueue first seen goes on from its status, or starts with nothing used; either way
+    // its clock starts now, as Kueue's does: the gap before is not counted as held now.)
     api::LocalQueueUsage old = kept != kept_.end() ? kept->second : FromStatus(*lq).value_or(api::LocalQueueUsage{});
-    if (old.last_update == 0) old.last_update = now;
+    if (kept == kept_.end()) old.last_update = now;
     auto h = held.find(key);
     api::LocalQueueUsage usage =
         DecayedUsage(old, h == held.end() ? std::map<std::string, double>{} : h->second, now, config_.usage_half_life);

@@ -8,6 +8,7 @@
 # - the team's next Job waits with reason BudgetExhausted and a message naming the budget;
 # - once the usage leaves the window, the Job is admitted and Exhausted turns False.
 # An invalid Budget is refused by the apiserver with the field named.
+# With stopRunning, a Job running when the budget is used up is evicted and suspended.
 #   tests/budget/budget_test.sh BUILD_DIR REPO    (KUBECONFIG: the local control plane)
 set -euo pipefail
 BUILD=$1
@@ -177,4 +178,21 @@ reason=$(pending_reason)
 started second && fail "Job second started while the budget was exhausted"
 wait_for 180 "Job second did not start once the usage left the window" started second
 wait_for 30 "the Budget is still Exhausted" exhausted False
-echo "ok: a team runs until its budget is spent, waits with the reason, and resumes when the window rolls"
+
+# stopRunning: a Job that runs on once the budget is used up is evicted (reason BudgetExhausted)
+# and suspended, and waits like a new one.
+kubectl patch budget "$cq" --type merge -p '{"spec": {"stopRunning": true}}' >/dev/null
+job long 4 600
+wait_for 60 "Job long did not start" started long
+wait_for 60 "Job long was not suspended once the budget was used up" \
+  bash -c "[[ \$(kubectl get job -n $ns long -o jsonpath='{.spec.suspend}') == true ]]"
+kubectl get workloads -n "$ns" -o json | python3 -c '
+import json, sys
+for w in json.load(sys.stdin)["items"]:
+    if w["metadata"]["ownerReferences"][0]["name"] != "long": continue
+    c = {x["type"]: x for x in w["status"]["conditions"]}
+    assert c["Evicted"]["reason"] == "BudgetExhausted", c["Evicted"]
+    assert "used all 0.01 GPU-hours" in c["Evicted"]["message"], c["Evicted"]
+' || fail "Job long's Workload was not evicted with reason BudgetExhausted"
+echo "ok: a team runs until its budget is spent, waits with the reason, and resumes when the window rolls;"
+echo "    with stopRunning a running Job is evicted and suspended"

@@ -160,6 +160,11 @@ TEST(RunConfigTest, BudgetsAndAdmissionFairSharing) {
   EXPECT_EQ(c->admission_fair_sharing->half_life, std::chrono::hours(168));
   EXPECT_EQ(c->admission_fair_sharing->sampling_interval, std::chrono::minutes(1));
   EXPECT_EQ(c->admission_fair_sharing->resource_weights, (std::map<std::string, double>{{"cpu", 0.5}}));
+  // An empty section turns it on with Kueue's defaults.
+  c = ParseRunConfig("admissionFairSharing: {}\n", "rota.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->admission_fair_sharing.has_value());
+  EXPECT_EQ(c->admission_fair_sharing->sampling_interval, std::chrono::minutes(5));
 }
 
 TEST(RunConfigTest, CheckpointAndPreemptionSettings) {

@@ -79,6 +79,8 @@ struct BudgetSpec {
   WhenExhausted when_exhausted = WhenExhausted::kHold;
   int32_t warn_at = 80;      // percent
   bool require_fit = false;  // a workload whose maximumExecutionTimeSeconds x resources exceeds what remains waits
+  // Evict the running workloads it charges once it is used up (Evicted, reason BudgetExhausted).
+  bool stop_running = false;
   Extra extra;
 
   template <class Self, class V>
@@ -91,6 +93,7 @@ struct BudgetSpec {
     v.Optional("whenExhausted", s.when_exhausted);
     v.Optional("warnAt", s.warn_at);
     v.Optional("requireFit", s.require_fit);
+    v.Optional("stopRunning", s.stop_running);
   }
 };
 

@@ -205,7 +205,7 @@ struct AdmissionScope {
 
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
-    v.Required("admissionMode", s.admission_mode);
+    v.Optional("admissionMode", s.admission_mode);
   }
 };
 
