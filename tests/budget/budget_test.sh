@@ -88,38 +88,10 @@ YAML
 )
 [[ $bad == *"name exactly one of clusterQueue and cohort"* ]] || fail "an invalid Budget was not refused: $bad"
 
-job() {  # NAME GPUS SECONDS
-  kubectl apply -n "$ns" -f - >/dev/null <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: $1
-  labels: {kueue.x-k8s.io/queue-name: main}
-spec:
-  suspend: true
-  backoffLimit: 0
-  template:
-    metadata:
-      annotations: {pod-complete.stage.kwok.x-k8s.io/delay: "${3}s"}
-    spec:
-      restartPolicy: Never
-      containers: [{name: main, image: trainer, resources: {limits: {nvidia.com/gpu: "$2"}}}]
-YAML
-}
-wait_for() {  # SECONDS DESCRIPTION COMMAND...
-  local limit=$1 what=$2 i
-  shift 2
-  for ((i = 0; i < limit * 2; i++)); do
-    "$@" >/dev/null 2>&1 && return 0
-    sleep 0.5
-  done
-  fail "$what within ${limit}s"
-}
-started() { [[ $(kubectl get job -n "$ns" "$1" -o jsonpath='{.spec.suspend}') == false ]]; }
 budget() { kubectl get budget "$cq" -o json; }
 
-job first 2 30
-wait_for 60 "Job first did not start" started first
+timed_job "$ns" first main 30 "{limits: {nvidia.com/gpu: \"2\"}}"
+wait_for 60 "Job first did not start" job_started "$ns" first
 sleep 10
 kill -9 "$rota_pid"
 wait "$rota_pid" 2>/dev/null || true
@@ -160,7 +132,7 @@ grep -q "^rota_budget_limit_hours{budget=\"$cq\",resource=\"nvidia.com/gpu\"} 0.
 kubectl get budgets | grep -q "^$cq " || fail "kubectl get budgets does not list it"
 
 # The next Job waits, saying why, until the usage leaves the 2-minute window.
-job second 1 3
+timed_job "$ns" second main 3 "{limits: {nvidia.com/gpu: \"1\"}}"
 pending_reason() {
   kubectl get workloads -n "$ns" -o json | python3 -c '
 import json, sys
@@ -175,15 +147,15 @@ wait_for 30 "Job second is not pending with reason BudgetExhausted" \
 reason=$(pending_reason)
 [[ $reason == "BudgetExhausted | ClusterQueue $cq used all 0.01 GPU-hours of Budget $cq in the last 2m; usage starts to expire at "* ]] ||
   fail "Job second's pending reason: $reason"
-started second && fail "Job second started while the budget was exhausted"
-wait_for 180 "Job second did not start once the usage left the window" started second
+job_started "$ns" second && fail "Job second started while the budget was exhausted"
+wait_for 180 "Job second did not start once the usage left the window" job_started "$ns" second
 wait_for 30 "the Budget is still Exhausted" exhausted False
 
 # stopRunning: a Job that runs on once the budget is used up is evicted (reason BudgetExhausted)
 # and suspended, and waits like a new one.
 kubectl patch budget "$cq" --type merge -p '{"spec": {"stopRunning": true}}' >/dev/null
-job long 4 600
-wait_for 60 "Job long did not start" started long
+timed_job "$ns" long main 600 "{limits: {nvidia.com/gpu: \"4\"}}"
+wait_for 60 "Job long did not start" job_started "$ns" long
 wait_for 60 "Job long was not suspended once the budget was used up" \
   bash -c "[[ \$(kubectl get job -n $ns long -o jsonpath='{.spec.suspend}') == true ]]"
 kubectl get workloads -n "$ns" -o json | python3 -c '

@@ -61,50 +61,22 @@ kind: LocalQueue
 metadata: {name: light, namespace: $ns}
 spec: {clusterQueue: $cq}
 YAML
-job() {  # NAME QUEUE SECONDS
-  kubectl apply -n "$ns" -f - >/dev/null <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: $1
-  labels: {kueue.x-k8s.io/queue-name: $2}
-spec:
-  suspend: true
-  backoffLimit: 0
-  template:
-    metadata:
-      annotations: {pod-complete.stage.kwok.x-k8s.io/delay: "${3}s"}
-    spec:
-      restartPolicy: Never
-      containers: [{name: main, image: trainer, resources: {requests: {cpu: "1"}}}]
-YAML
-}
-started() { [[ $(kubectl get job -n "$ns" "$1" -o jsonpath='{.spec.suspend}') == false ]]; }
-wait_for() {  # SECONDS DESCRIPTION COMMAND...
-  local limit=$1 what=$2 i
-  shift 2
-  for ((i = 0; i < limit * 2; i++)); do
-    "$@" >/dev/null 2>&1 && return 0
-    sleep 0.5
-  done
-  fail "$what within ${limit}s"
-}
 consumed() {  # QUEUE: its status' consumed cpu, or nothing
   kubectl get localqueue -n "$ns" "$1" \
     -o jsonpath='{.status.fairSharing.admissionFairSharingStatus.consumedResources.cpu}'
 }
 
-job first heavy 10
-wait_for 60 "Job first did not start" started first
+timed_job "$ns" first heavy 10 "{requests: {cpu: \"1\"}}"
+wait_for 60 "Job first did not start" job_started "$ns" first
 wait_for 30 "LocalQueue heavy's status shows no usage" bash -c "[[ -n \$(kubectl get localqueue -n $ns heavy \
   -o jsonpath='{.status.fairSharing.admissionFairSharingStatus.consumedResources.cpu}') ]]"
 # heavy comes first in time, light after it: light has used nothing and goes first.
-job heavy-next heavy 3
+timed_job "$ns" heavy-next heavy 3 "{requests: {cpu: \"1\"}}"
 sleep 1
-job light-next light 3
+timed_job "$ns" light-next light 3 "{requests: {cpu: \"1\"}}"
 wait_for 60 "neither waiting Job started once Job first finished" \
   bash -c "[[ \$(kubectl get job -n $ns heavy-next light-next -o jsonpath='{.items[*].spec.suspend}') == *false* ]]"
-started light-next || fail "Job heavy-next started before light-next, though LocalQueue heavy had used more"
-started heavy-next && fail "both waiting Jobs started on 1 CPU"
+job_started "$ns" light-next || fail "Job heavy-next started before light-next, though LocalQueue heavy had used more"
+job_started "$ns" heavy-next && fail "both waiting Jobs started on 1 CPU"
 light=$(consumed light)
 echo "ok: LocalQueue heavy used $(consumed heavy) CPU (decayed), light ${light:-0}; light's Job went first"

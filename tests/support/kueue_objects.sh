@@ -116,3 +116,39 @@ start_visible_rota() {
   done
   return 1
 }
+
+# wait_for SECONDS DESCRIPTION COMMAND...: polls COMMAND every half second; after SECONDS calls
+# the caller's `fail` with "DESCRIPTION within SECONDSs".
+wait_for() {
+  local limit=$1 what=$2 i
+  shift 2
+  for ((i = 0; i < limit * 2; i++)); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  fail "$what within ${limit}s"
+}
+
+# job_started NS JOB: whether rota has let the Job run (spec.suspend false).
+job_started() { [[ $(kubectl get job -n "$1" "$2" -o jsonpath='{.spec.suspend}') == false ]]; }
+
+# timed_job NS NAME QUEUE SECONDS RESOURCES: a suspended Job in LocalQueue QUEUE whose one pod kwok
+# completes SECONDS after it starts; RESOURCES is the container's resources, as YAML flow.
+timed_job() {
+  kubectl apply -n "$1" -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $2
+  labels: {kueue.x-k8s.io/queue-name: $3}
+spec:
+  suspend: true
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations: {pod-complete.stage.kwok.x-k8s.io/delay: "${4}s"}
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: trainer, resources: $5}]
+YAML
+}
