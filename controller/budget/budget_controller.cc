@@ -35,6 +35,9 @@ std::optional<budget::Hold> HoldOf(const api::Workload& w) {
 
 std::string Describe(const api::Budget& b) { return "Budget \"" + b.metadata.name + "\""; }
 
+// Finished runs kept for the first sync while not accounting (a follower, or before Run).
+constexpr size_t kMaxFinishedKept = 20000;
+
 }  // namespace
 
 BudgetController::BudgetController(ClusterCache& cache, apiclient::Client& client, Logger log, Metrics* metrics,
@@ -49,10 +52,12 @@ BudgetController::BudgetController(ClusterCache& cache, apiclient::Client& clien
       sync_period_(sync_period) {
   cache_.OnWorkloadChange([this](const api::Workload& w) { WorkloadChanged(w); });
   cache_.OnFinishedRun([this](const FinishedRun& run) {
-    if (!active_.load() || run.key.size() < 3) return;
+    if (run.key.size() < 3) return;
     budget::Hold h{run.key, run.cluster_queue, run.usage_milli, (run.finished_at - run.seconds) * 1000,
                    run.finished_at * 1000};
     std::lock_guard l(mu_);
+    // (Kept before Run too, for the first list after a start, but bounded while nothing takes them.)
+    if (!active_.load() && finished_.size() >= kMaxFinishedKept) return;
     finished_[run.key] = std::move(h);  // (one per workload: a run is reported again on later events)
   });
   cache_.OnBudgetChange([this] {
