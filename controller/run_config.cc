@@ -176,7 +176,7 @@ Status ApplyBudgets(RunConfig& c, const Setting& s) {
 }
 
 Status ApplyAdmissionFairSharing(RunConfig& c, const Setting& s) {
-  RunConfig::AdmissionFairSharing& afs =
+  AdmissionFairSharingSettings& afs =
       c.admission_fair_sharing ? *c.admission_fair_sharing : c.admission_fair_sharing.emplace();
   if (s.key == "resourceWeights") {
     if (!s.value.IsMap()) return InvalidArgument(s.path + ": must be a map of resource names to weights");

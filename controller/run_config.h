@@ -49,6 +49,14 @@
 
 namespace rota::controller {
 
+// Kueue's admission fair sharing: usage halves every `half_life`, is sampled and written to the
+// LocalQueues' status every `sampling_interval`; resources count by weight (absent: 1).
+struct AdmissionFairSharingSettings {
+  std::chrono::milliseconds half_life{0};
+  std::chrono::milliseconds sampling_interval{std::chrono::minutes(5)};
+  std::map<std::string, double> resource_weights;
+};
+
 struct RunConfig {
   // Every admission, eviction and first pending reason is one status write; rota leaves overload
   // protection to the apiserver's API Priority and Fairness rather than a low client-side cap.
@@ -114,14 +122,8 @@ struct RunConfig {
   std::chrono::milliseconds preemption_min_runtime{0};
   // How often the budget controller charges Budgets and writes their status (1s to 1m).
   std::chrono::milliseconds budget_sync_period{std::chrono::seconds(30)};
-  // Kueue's admission fair sharing (absent: off): usage halves every `half_life`, is sampled and
-  // written to the LocalQueues' status every `sampling_interval`; resources count by weight.
-  struct AdmissionFairSharing {
-    std::chrono::milliseconds half_life{0};
-    std::chrono::milliseconds sampling_interval{std::chrono::minutes(5)};
-    std::map<std::string, double> resource_weights;
-  };
-  std::optional<AdmissionFairSharing> admission_fair_sharing;
+  // Kueue's admission fair sharing (absent: off).
+  std::optional<AdmissionFairSharingSettings> admission_fair_sharing;
 };
 
 // Parses a config file's text; `source` names it in errors (`rota.yaml: scheduling.batchPeriod:

@@ -94,7 +94,12 @@ std::shared_ptr<const BudgetGates> BudgetController::Gates() const {
 void BudgetController::Run(const std::atomic<bool>& stop) {
   active_.store(true);
   while (!stop.load()) {
-    if (cache_.HasSynced()) Sync();
+    // (Until the cache has synced, looks again soon: the scheduler waits for the first sync.)
+    if (!cache_.HasSynced()) {
+      clock_.SleepFor(std::chrono::milliseconds(50));
+      continue;
+    }
+    Sync();
     std::unique_lock l(mu_);
     // (Waits in short steps, so that `stop` is seen within a second.)
     const auto deadline = clock_.Now() + sync_period_;
