@@ -57,10 +57,12 @@ fi
 if wants parsers; then
   fuzz parsers "$REPO/tests/fuzz/corpus-parsers" -- \
   -I"$REPO/controller" -I"$REPO/admission/include" -I"$REPO/crds/include" -I"$REPO/apiclient/include" \
-  -I"$REPO/apiclient" \
+  -I"$REPO/apiclient" -DONLY_C_LOCALE=1 -DHAS_STRING_VIEW=1 -DUSE_OS_TZDB=1 \
   "$REPO/tests/fuzz/parsers_fuzz.cc" "$REPO/controller/simulate.cc" "$REPO/controller/yaml_json.cc" \
+  "$REPO/controller/budget/window.cc" "$REPO/controller/budget/ledger.cc" "$REPO/controller/budget/gates.cc" \
+  "$REPO/crds/budget.cc" \
   "$REPO/controller/run_config.cc" "$REPO/controller/cache/compact_workload.cc" "$REPO/apiclient/config.cc" \
   "$REPO/apiclient/base64.cc" "$REPO/crds/api.cc" "$REPO/crds/checkpoint.cc" "$REPO/crds/snapshot.cc" \
   "$REPO/admission/engine.cc" "$REPO/admission/lost_work.cc" "$REPO/admission/quantity.cc" \
-  "$REPO/admission/quota_tree.cc" -lyaml-cpp -lcrypto
+  "$REPO/admission/quota_tree.cc" -lyaml-cpp -lcrypto -ldate-tz
 fi
