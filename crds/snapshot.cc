@@ -394,6 +394,18 @@ void Reserve(const Workload& w, const Resolver& r, const adm::WorkloadSpec& e, a
   }
 }
 
+// Its LocalQueue's place in Snapshot::admission_fair_sharing.queues, when that LocalQueue is
+// fair-shared and still points to the workload's ClusterQueue; else -1.
+int32_t FairQueueOf(const Workload& w, const Resolver& r, const adm::WorkloadSpec& e) {
+  if (r.fair_queues.empty()) return -1;
+  const std::string key = w.metadata.namespace_ + "/" + w.spec.queue_name;
+  auto fq = r.fair_queues.find(key);
+  auto lq = r.lqs.find(key);
+  const std::string& cq = e.admission ? e.admission->cluster_queue : e.cluster_queue;
+  if (fq == r.fair_queues.end() || lq == r.lqs.end() || lq->second->spec.cluster_queue != cq) return -1;
+  return fq->second;
+}
+
 // The budgets of its ClusterQueue applied to workload `e`: an exhausted Hold budget keeps it
 // pending, an exhausted BestEffort one makes it the lowest priority (a pending one preempts no
 // one; an admitted one admitted since the exhaustion is the first victim), and requireFit charges
@@ -652,13 +664,7 @@ Status WorkloadSpecOf(const Workload& w, Resolver& r, adm::WorkloadSpec* reuse, 
     e.inadmissible_message = problem.message();
   }
   ApplyBudgets(w, r, e);
-  if (!r.fair_queues.empty()) {
-    auto fq = r.fair_queues.find(w.metadata.namespace_ + "/" + w.spec.queue_name);
-    const std::string& cq = e.admission ? e.admission->cluster_queue : e.cluster_queue;
-    auto lq = r.lqs.find(w.metadata.namespace_ + "/" + w.spec.queue_name);
-    if (fq != r.fair_queues.end() && lq != r.lqs.end() && lq->second->spec.cluster_queue == cq)
-      e.fair_queue = fq->second;
-  }
+  e.fair_queue = FairQueueOf(w, r, e);
   e.shape = r.shapes && problem.ok() ? r.shapes->Of(e) : 0;
   return Status::Ok();
 }
