@@ -15,10 +15,10 @@ typename apiclient::Informer<T>::Handlers AnyChange(std::function<void(bool)> ch
   return h;
 }
 
-// A queue's update decides nothing when only its status changed: its generation, labels,
-// annotations and deletion are as they were.
+// An update of a queue or Budget decides nothing when only its status changed: its generation,
+// labels, annotations and deletion are as they were.
 template <typename T>
-typename apiclient::Informer<T>::Handlers QueueChange(std::function<void(bool)> changed) {
+typename apiclient::Informer<T>::Handlers SpecChange(std::function<void(bool)> changed) {
   auto h = AnyChange<T>(changed);
   h.on_update = [changed](const T& old, const T& now) {
     const api::ObjectMeta &a = old.metadata, &b = now.metadata;
@@ -60,9 +60,9 @@ ClusterCache::ClusterCache(apiclient::Client& client, Options options) {
   cohorts_ = std::make_unique<apiclient::Informer<api::Cohort>>(client, r::kCohorts, "", api::DecodeObject<api::Cohort>,
                                                                 AnyChange<api::Cohort>(changed), io);
   cluster_queues_ = std::make_unique<apiclient::Informer<api::ClusterQueue>>(
-      client, r::kClusterQueues, "", DecodeCachedClusterQueue, QueueChange<api::ClusterQueue>(changed), io);
+      client, r::kClusterQueues, "", DecodeCachedClusterQueue, SpecChange<api::ClusterQueue>(changed), io);
   local_queues_ = std::make_unique<apiclient::Informer<api::LocalQueue>>(
-      client, r::kLocalQueues, "", api::DecodeObject<api::LocalQueue>, QueueChange<api::LocalQueue>(changed), io);
+      client, r::kLocalQueues, "", api::DecodeObject<api::LocalQueue>, SpecChange<api::LocalQueue>(changed), io);
   priority_classes_ = std::make_unique<apiclient::Informer<api::WorkloadPriorityClass>>(
       client, r::kWorkloadPriorityClasses, "", api::DecodeObject<api::WorkloadPriorityClass>,
       AnyChange<api::WorkloadPriorityClass>(changed), io);
@@ -90,12 +90,14 @@ ClusterCache::ClusterCache(apiclient::Client& client, Options options) {
   workloads_->SetView([](const api::Workload& w) { return !IsFinished(w); });
   namespaces_ = std::make_unique<apiclient::Informer<NamespaceInfo>>(client, r::kNamespaces, "", DecodeNamespace,
                                                                      AnyChange<NamespaceInfo>(changed), io);
-  // (A Budget changes admission only through the budget controller's gates, which wake the loop.)
-  auto budget_changed = [this](bool) {
+  // (A Budget changes admission only through the budget controller's gates, which wake the loop.
+  // Its status is the controller's own writing: seeing it again must not wake the controller.)
+  auto budget_changed = [this](bool spec_changed) {
+    if (!spec_changed) return;
     for (const auto& l : budget_listeners_) l();
   };
   budgets_ = std::make_unique<apiclient::Informer<api::Budget>>(client, r::kBudgets, "", api::DecodeObject<api::Budget>,
-                                                                AnyChange<api::Budget>(budget_changed), io);
+                                                                SpecChange<api::Budget>(budget_changed), io);
 }
 
 ClusterCache::~ClusterCache() { Stop(); }
