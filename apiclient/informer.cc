@@ -98,7 +98,10 @@ void Reflector::Run() {
         if (clock.Now() - healthy_since > options_.backoff_reset_after) backoff.Reset();
         continue;  // the server ended the watch: resume from where it was
       }
-      if (watched.error().retry == Retry::kRelist) break;  // 410 Gone: list again at once
+      if (watched.error().retry == Retry::kRelist) {  // 410 Gone: list again at once
+        Report("watch " + resource_.plural + ": " + watched.error().ToString() + "; listing again");
+        break;
+      }
       Report("watch " + resource_.plural + ": " + watched.error().ToString());
       if (clock.Now() - healthy_since > options_.backoff_reset_after) backoff.Reset();
       Sleep(backoff.Next());

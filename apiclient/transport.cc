@@ -179,7 +179,11 @@ void Transport::Prepare(Call& c) {
   // In a Multi, a request waits for the connection being opened to multiplex over it rather
   // than opening one of its own.
   curl_easy_setopt(curl, CURLOPT_PIPEWAIT, 1L);
+  // Probes a silent connection every 30 s, as client-go's dialer does (libcurl's default is 60 s):
+  // a watch whose peer is gone fails within minutes instead of waiting out its timeout.
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, 30L);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, 30L);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, req.timeout_ms);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, config_.user_agent.c_str());

@@ -9,7 +9,7 @@ PACKAGES=(
   libcurl4-openssl-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libboost-dev libssl-dev
   libjemalloc-dev libcli11-dev libsimdjson-dev libhowardhinnant-date-dev tzdata googletest libgtest-dev libgmock-dev libbenchmark-dev
   clang clang-format libclang-rt-14-dev python3 python3-yaml chromium
-  mmdebstrap umoci prometheus
+  mmdebstrap umoci prometheus gdb
 )
 
 missing=()

@@ -6,7 +6,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <thread>
+
+#include "support/kube.h"
 
 namespace rota::soak {
 
@@ -71,6 +74,22 @@ pid_t Replicas::PidOf(const std::string& holder) const {
   for (pid_t p : pids_)
     if (p == pid) return pid;
   return 0;
+}
+
+void Replicas::DumpStacks(const std::filesystem::path& file) const {
+  std::vector<pid_t> live;
+  {
+    std::lock_guard l(mu_);
+    for (pid_t p : pids_)
+      if (p > 0) live.push_back(p);
+  }
+  std::ofstream out(file, std::ios::app);
+  for (pid_t p : live) {
+    out << "=== replica pid " << p << "\n" << std::flush;
+    testing::CommandResult r =
+        testing::Run({"gdb", "-p", std::to_string(p), "-batch", "-ex", "thread apply all bt", "-ex", "detach"});
+    out << (r.ok() ? r.out : "gdb failed: " + r.err) << "\n";
+  }
 }
 
 int Replicas::starts() const {

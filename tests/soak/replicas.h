@@ -25,6 +25,9 @@ class Replicas {
   // The replica's pid whose identity (host_pid) is `holder`, or 0.
   pid_t PidOf(const std::string& holder) const;
   int starts() const;
+  // Writes every live replica's thread stacks (gdb, when the machine has it) to `file`, so that a
+  // replica that stops making progress shows where each of its threads waits.
+  void DumpStacks(const std::filesystem::path& file) const;
 
  private:
   void Start(size_t slot);

@@ -138,7 +138,8 @@ std::vector<std::thread> WatchForAuditor(apiclient::Client& client, const Setup&
 
 // Runs the schedule: each fault, then a probe timing the recovery. Returns faults by kind.
 std::map<std::string, int> RunFaults(const std::vector<Fault>& schedule, FaultTargets& targets, const Setup& setup,
-                                     Auditor& auditor, std::chrono::milliseconds limit) {
+                                     Auditor& auditor, std::chrono::milliseconds limit,
+                                     const std::filesystem::path& out_dir) {
   std::map<std::string, int> done;
   int probes = 0;
   for (const Fault& f : schedule) {
@@ -154,6 +155,9 @@ std::map<std::string, int> RunFaults(const std::vector<Fault>& schedule, FaultTa
     const std::optional<Clock::time_point> admitted = Probe(targets.client, setup, ++probes, 60s);
     if (!admitted) {
       auditor.Violation("no admission within 60 s after " + ToString(f.kind));
+      const std::filesystem::path stacks = out_dir / ("stacks-after-probe-" + std::to_string(probes) + ".txt");
+      targets.replicas.DumpStacks(stacks);
+      std::cerr << "soak:   the replicas' thread stacks are in " << stacks << "\n";
       continue;
     }
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(*admitted - std::min(*admitted, *lifted));
@@ -280,7 +284,7 @@ int Soak(const Options& o) {
   so.duration = ParseSeconds(o.duration);
   FaultTargets targets{*client, replicas, *proxy, fs::path(o.kubeconfig).parent_path(), setup.ns, "rota-soak", kLease};
   const auto faults =
-      RunFaults(MakeSchedule(seed, so), targets, setup, auditor, std::chrono::seconds(o.recovery_limit_s));
+      RunFaults(MakeSchedule(seed, so), targets, setup, auditor, std::chrono::seconds(o.recovery_limit_s), out);
   stop_stream = true;
   load.join();
   Drain(*client, setup, stream.submitted(), auditor, std::chrono::seconds(o.drain_s));
