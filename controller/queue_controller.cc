@@ -332,7 +332,8 @@ void QueueController::Pass() {
   if (s.stopped_early) trigger_.MarkDirty();
   const double decide_seconds = std::chrono::duration<double>(clock_.Now() - s.times.start).count();
 
-  const std::vector<Drained> drained = DrainStoppedQueues(state, snapshot_builder_, d, s.times.wall);
+  const std::vector<Drained> drained = DrainStoppedQueues(state, snapshot_builder_, d, s.times.wall,
+                                                          [](const api::Workload& w) { return !OwnerJob(w).empty(); });
   std::vector<WorkloadWrite> writes = DecisionWrites(d, held, checkpoints, drained, s.times.wall);
   const size_t queued_pending = writer_->Queued(StatusWriter::kPending);
   PendingReasons::Result pending =

@@ -3,6 +3,7 @@
 // stopPolicy HoldAndDrain: the admitted workloads of a stopped ClusterQueue or LocalQueue are
 // evicted (Hold lets them run; both stop new admissions, which the engine sees to).
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,10 @@ struct Drained {
 };
 
 // The evictions that queues with HoldAndDrain call for, of the workloads admitted in the built
-// snapshot that this pass's decisions `d` leave alone.
+// snapshot that this pass's decisions `d` leave alone. A workload for which `has_pods` holds is
+// evicted keeping its quota until its pods are gone; once so evicted, it is left alone.
 std::vector<Drained> DrainStoppedQueues(const api::ClusterState& state, const api::SnapshotBuilder& builder,
-                                        const admission::Decisions& d, const std::string& now);
+                                        const admission::Decisions& d, const std::string& now,
+                                        const std::function<bool(const api::Workload&)>& has_pods);
 
 }  // namespace rota::controller

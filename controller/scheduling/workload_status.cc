@@ -167,9 +167,13 @@ WorkloadWrite CheckpointWrite(const api::Workload& w, const CheckpointCondition&
   return Write(w, KeepingAdmission(w, OwnedConditions(w, updates, now)), std::nullopt);
 }
 
-WorkloadWrite DrainWrite(const api::Workload& w, bool by_cluster_queue, const std::string& now) {
+WorkloadWrite DrainWrite(const api::Workload& w, bool by_cluster_queue, const std::string& now, bool keep_quota) {
   const std::string reason = by_cluster_queue ? "ClusterQueueStopped" : "LocalQueueStopped";
   const std::string message = by_cluster_queue ? "The ClusterQueue is stopped" : "The LocalQueue is stopped";
+  if (keep_quota) {
+    const Updates evicted = {{std::string(wc::kEvicted), {"True", reason, message}}};
+    return Write(w, KeepingAdmission(w, OwnedConditions(w, evicted, now)), std::nullopt);
+  }
   const Updates updates = {{std::string(wc::kQuotaReserved), {"False", reason, message}},
                            {std::string(wc::kAdmitted), kNoReservation},
                            {std::string(wc::kEvicted), {"True", reason, message}}};

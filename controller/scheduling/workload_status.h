@@ -45,8 +45,10 @@ WorkloadWrite PreemptWrite(const api::Workload& w, const admission::PreemptDecis
 // is applied as it is.
 WorkloadWrite CheckpointWrite(const api::Workload& w, const CheckpointCondition& checkpoint, const std::string& now);
 // Evicted because its ClusterQueue (`by_cluster_queue`) or its LocalQueue has stopPolicy
-// HoldAndDrain.
-WorkloadWrite DrainWrite(const api::Workload& w, bool by_cluster_queue, const std::string& now);
+// HoldAndDrain. A workload with pods to stop (`keep_quota`) keeps its admission, as a preempted
+// one does, until they are gone (jobs/quota_release.h); another gives it back at once.
+WorkloadWrite DrainWrite(const api::Workload& w, bool by_cluster_queue, const std::string& now,
+                         bool keep_quota = false);
 WorkloadWrite PendingWrite(const api::Workload& w, const std::string& reason, const std::string& message,
                            const std::string& now);
 

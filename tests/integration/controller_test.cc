@@ -315,6 +315,44 @@ TEST_F(ControllerTest, APreemptedJobKeepsItsQuotaUntilItsPodsAreGone) {
              "workloadpriorityclass/" + high});
 }
 
+// stopPolicy HoldAndDrain stops a running Job as a preemption does: its Workload is evicted but
+// keeps its quota until the Job is suspended and its pods are gone.
+TEST_F(ControllerTest, ADrainedJobKeepsItsQuotaUntilItsPodsAreGone) {
+  const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
+  MakeGpuQueue(flavor, cq, 4);
+  if (HasFatalFailure()) return;
+  StartRota();
+  std::string train = JobManifest("train", "    kueue.x-k8s.io/queue-name: gpu\n", 2, 2, "");
+  train.replace(train.find("    metadata:\n"), 14,
+                "    metadata:\n      annotations:\n        rota.test/hold-termination: \"true\"\n");
+  ASSERT_TRUE(kubectl().Apply(train, ns()).ok());
+  auto phases = [&] {
+    return kubectl().JsonPath({"pods", "-l", "job-name=train"}, "{range .items[*]}{.status.phase}{\" \"}{end}", ns());
+  };
+  ASSERT_TRUE(Eventually([&] { return phases() == "Running Running "; }, 60s)) << Log();
+  const std::string wl = kubectl().JsonPath({"workloads"}, "{.items[0].metadata.name}", ns());
+  const std::string pods = kubectl().JsonPath({"pods", "-l", "job-name=train"}, "{.items[*].metadata.name}", ns());
+
+  ASSERT_TRUE(
+      kubectl()({"patch", "clusterqueue", cq, "--type=merge", "-p", R"({"spec":{"stopPolicy":"HoldAndDrain"}})"}).ok());
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"job", "train"}, "{.spec.suspend}", ns()) == "true";
+      },
+      60s))
+      << Log();
+  EXPECT_EQ(Condition(wl, "Evicted", "reason"), "ClusterQueueStopped");
+  EXPECT_EQ(Condition(wl, "QuotaReserved"), "True") << "released while its pods still run";
+  EXPECT_EQ(Status(wl, "{.status.admission.clusterQueue}"), cq);
+
+  std::istringstream names(pods);
+  for (std::string pod; names >> pod;) kubectl()({"annotate", "pod", pod, "rota.test/hold-termination-", "-n", ns()});
+  ASSERT_TRUE(Eventually([&] { return Condition(wl, "QuotaReserved") == "False"; }, 60s)) << Log();
+  EXPECT_EQ(Status(wl, "{.status.admission}"), "");
+  EXPECT_EQ(phases(), "");
+  DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
+}
+
 // A deep queue does not cost a status write per waiting workload: the head of the ClusterQueue
 // says why it waits, the ones behind it say nothing until their turn comes.
 TEST_F(ControllerTest, OnlyTheHeadOfAQueueWaitingForQuotaSaysWhy) {

@@ -125,6 +125,26 @@ TEST(WorkloadStatusTest, AStoppedQueueDrainsWithItsReason) {
   EXPECT_EQ((*Condition(lq, "Evicted"))["message"], "The LocalQueue is stopped");
 }
 
+// A drained Job keeps its quota until its pods are gone, as a preempted one does.
+TEST(WorkloadStatusTest, ADrainedWorkloadWithPodsKeepsItsQuota) {
+  const WorkloadWrite admitted = AdmitWrite(WithConditions(Json::array()), Admit(), "2026-11-01T10:00:00Z");
+  Json doc = Json::parse(R"({"metadata": {"name": "a", "namespace": "ml", "resourceVersion": "7"},
+      "spec": {"queueName": "gpu", "podSets": [{"name": "main", "count": 2,
+      "template": {"spec": {"containers": [{"name": "c"}]}}}]}})");
+  doc["status"] = admitted.body["status"];
+  api::JsonInterner templates;
+  Result<api::Workload> cached = DecodeCompactWorkload(doc, templates);
+  ASSERT_TRUE(cached.ok()) << cached.status().message();
+  const WorkloadWrite w = DrainWrite(*cached, true, "2026-11-01T10:05:00Z", /*keep_quota=*/true);
+  EXPECT_EQ(w.body["status"]["admission"], admitted.body["status"]["admission"]);
+  EXPECT_EQ((*Condition(w, "Evicted"))["reason"], "ClusterQueueStopped");
+  EXPECT_EQ((*Condition(w, "QuotaReserved"))["status"], "True");
+  EXPECT_EQ((*Condition(w, "Admitted"))["status"], "True");
+  const WorkloadWrite now = DrainWrite(*cached, true, "2026-11-01T10:05:00Z");
+  EXPECT_NE(now.body["status"].value("admission", Json()), admitted.body["status"]["admission"]);
+  EXPECT_EQ((*Condition(now, "QuotaReserved"))["status"], "False");
+}
+
 TEST(WorkloadStatusTest, APendingReasonIsQuotaReservedFalse) {
   const WorkloadWrite w =
       PendingWrite(WithConditions(Json::array()), "WaitingForQuota", "2 more needed", "2026-11-01T10:00:00Z");
