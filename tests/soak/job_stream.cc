@@ -19,6 +19,8 @@ Json JobObject(const std::string& name, const std::string& ns, const JobShape& s
   job["metadata"] = {{"name", name}, {"namespace", ns}};
   job["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", shape.queue},
                                {"kueue.x-k8s.io/priority-class", shape.priority_class}};
+  if (shape.checkpoint)
+    job["metadata"]["annotations"] = {{"rota.dev/checkpoint", "true"}, {"rota.dev/checkpoint-timeout", "5s"}};
   job["spec"] = {{"suspend", true},
                  {"parallelism", shape.pods},
                  {"completions", shape.pods},
@@ -35,6 +37,7 @@ JobShape JobStream::Draw() {
   s.pods = pick(1, 3);
   s.gpus_each = pick(1, 2);
   s.runtime = std::chrono::seconds(pick(4, 15));
+  s.checkpoint = pick(1, 3) == 1;
   return s;
 }
 

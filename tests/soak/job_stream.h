@@ -1,7 +1,8 @@
 #pragma once
 
-// The soak's load: Jobs of random sizes, priorities, queues and run times, created suspended (as
-// Kueue's webhook would leave them) at random intervals, straight to the apiserver. Also the probe
+// The soak's load: Jobs of random sizes, priorities, queues and run times, a third of them
+// checkpointable, created suspended (as Kueue's webhook would leave them) at random intervals,
+// straight to the apiserver. Also the probe
 // Jobs that time each recovery.
 
 #include <atomic>
@@ -20,6 +21,7 @@ struct JobShape {
   std::string queue, priority_class;
   int pods = 1, gpus_each = 1;
   std::chrono::seconds runtime{5};
+  bool checkpoint = false;  // takes part in the checkpoint handshake, with a 5 s deadline
 };
 
 // A suspended Job of that shape; its pods succeed `runtime` after they run (kwok).

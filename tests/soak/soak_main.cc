@@ -23,6 +23,7 @@
 #include "soak/job_stream.h"
 #include "soak/replicas.h"
 #include "soak/soak_setup.h"
+#include "soak/trainer.h"
 #include "support/kube.h"
 #include "support/tcp_proxy.h"
 
@@ -190,7 +191,8 @@ void Drain(apiclient::Client& client, const Setup& setup, const std::vector<std:
 }
 
 void Report(const Options& o, uint64_t seed, const std::vector<std::string>& submitted,
-            const std::map<std::string, int>& faults, const Auditor& auditor, int starts, const fs::path& out) {
+            const std::map<std::string, int>& faults, const Auditor& auditor, int starts, int checkpoints,
+            const fs::path& out) {
   Json summary = {{"seed", seed},
                   {"duration", o.duration},
                   {"replicas", o.replicas},
@@ -198,12 +200,13 @@ void Report(const Options& o, uint64_t seed, const std::vector<std::string>& sub
                   {"admissions", auditor.admissions()},
                   {"evictions", auditor.evictions()},
                   {"replica_starts", starts},
+                  {"checkpoints_answered", checkpoints},
                   {"faults", faults},
                   {"violations", auditor.violation_count()}};
   std::cout << "soak: seed " << seed << ", " << o.duration << ", " << o.replicas << " replicas (" << starts
             << " starts)\n";
   std::cout << "soak: " << submitted.size() << " Jobs; " << auditor.admissions() << " admissions and "
-            << auditor.evictions() << " evictions seen\n";
+            << auditor.evictions() << " evictions seen; " << checkpoints << " checkpoint requests answered\n";
   for (const auto& [kind, n] : faults) std::cout << "soak: fault " << kind << ": " << n << "\n";
   for (const auto& [kind, worst] : auditor.worst_recovery()) {
     std::cout << "soak: worst recovery after " << kind << ": " << worst.count() << " ms\n";
@@ -279,6 +282,8 @@ int Soak(const Options& o) {
   std::thread pods([&] { AuditPods(*client, setup, auditor, stop); });
   JobStream stream(*client, setup, seed, std::chrono::milliseconds(o.mean_gap_ms));
   std::thread load([&] { stream.Run(stop_stream); });
+  Trainers trainers(*client, setup);
+  std::thread trainer([&] { trainers.Run(stop); });
 
   ScheduleOptions so;
   so.duration = ParseSeconds(o.duration);
@@ -290,9 +295,10 @@ int Soak(const Options& o) {
   Drain(*client, setup, stream.submitted(), auditor, std::chrono::seconds(o.drain_s));
   stop = true;
   pods.join();
+  trainer.join();
   supervisor.join();
   for (std::thread& t : watches) t.join();
-  Report(o, seed, stream.submitted(), faults, auditor, replicas.starts(), out);
+  Report(o, seed, stream.submitted(), faults, auditor, replicas.starts(), trainers.answered(), out);
   Delete(*client, setup);
   return auditor.violation_count() == 0 ? 0 : 1;
 }
