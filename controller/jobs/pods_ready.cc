@@ -37,10 +37,8 @@ PodsReadyEviction EvictForPodsReadyTimeout(const api::Workload& wl, const RunCon
     conds.Set(type, status, reason, msg);
   };
   set(wc::kEvicted, "True", e.deactivate ? "DeactivatedDueToRequeuingLimitExceeded" : "PodsReadyTimeout", e.message);
-  set(wc::kQuotaReserved, "False", "PodsReadyTimeout", e.message);
-  set(wc::kAdmitted, "False", "NoReservation", "The workload has no reservation");
   set(wc::kPodsReady, "False", "PodsReadyTimeout", "Not all pods became ready in time");
-  e.status = {{"admission", nullptr}};
+  e.status = api::Json::object();
   if (!e.deactivate) {
     const std::string requeue_at = api::FormatTime(now + RequeueBackoffSeconds(e.count, config));
     e.status["requeueState"] = {{"count", e.count}, {"requeueAt", requeue_at}};

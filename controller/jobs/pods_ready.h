@@ -27,9 +27,11 @@ struct PodsReadyEviction {
   int32_t count = 0;        // evictions for the timeout, this one included
   bool deactivate = false;  // past the backoff limit: spec.active goes false
   std::string message;
-  api::Json status;  // the merge patch's status: admission cleared, conditions, requeueState
+  api::Json status;  // the merge patch's status: conditions and requeueState
 };
-// The eviction of `wl` for the timeout at `now`.
+// The eviction of `wl` for the timeout at `now`. The Workload keeps its admission, as a preempted
+// one does: the Job integration suspends the Job and gives the quota back once its pods are gone
+// (jobs/quota_release.h), and the backoff then runs until requeueAt.
 PodsReadyEviction EvictForPodsReadyTimeout(const api::Workload& wl, const RunConfig& config, int64_t now);
 
 }  // namespace rota::controller

@@ -46,7 +46,11 @@ Json QuotaReleasePatch(const api::Workload& wl, const std::string& now) {
   };
   set(wc::kQuotaReserved, "False", "Pending", message);
   set(wc::kAdmitted, "False", "NoReservation", "The workload has no reservation");
-  set(wc::kRequeued, "True", reason, message);
+  // (After a PodsReady timeout the backoff says when it is requeued: Requeued stays False.)
+  const bool backing_off = conds.count(std::string(wc::kRequeued)) &&
+                           conds[std::string(wc::kRequeued)].value("status", "") == "False" &&
+                           conds[std::string(wc::kRequeued)].value("reason", "") == "Backoff";
+  if (!backing_off) set(wc::kRequeued, "True", reason, message);
   Json list = Json::array();
   for (auto& [type, c] : conds) list.push_back(std::move(c));
   Json status = {{"admission", nullptr}, {"conditions", std::move(list)}};

@@ -820,6 +820,46 @@ TEST_F(ControllerTest, AGangThatCannotStartIsEvictedRequeuedWithBackoffThenDeact
   DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
 }
 
+// A gang evicted for the PodsReady timeout keeps its quota while a pod of it still runs: the
+// release waits until its pods are gone, and the backoff then holds it back.
+TEST_F(ControllerTest, AGangEvictedForPodsReadyKeepsItsQuotaUntilItsPodsAreGone) {
+  const std::string flavor = "a100-" + ns(), cq = "cq-" + ns();
+  MakeGpuQueue(flavor, cq, 16);
+  if (HasFatalFailure()) return;
+  StartRota("waitForPodsReady: {enable: true, timeout: 4s, backoffBaseSeconds: 600}\n");
+  // Two pods of 3 GPUs on one 4-GPU node: one runs (and is held terminating), one never can.
+  std::string half = JobManifest("half", "    kueue.x-k8s.io/queue-name: gpu\n", 2, 3, "");
+  half.replace(half.find("    metadata:\n"), 14,
+               "    metadata:\n      annotations:\n        rota.test/hold-termination: \"true\"\n");
+  half.replace(half.find("    spec:\n"), 10, "    spec:\n      nodeSelector: {kubernetes.io/hostname: gpu-a100-8}\n");
+  ASSERT_TRUE(kubectl().Apply(half, ns()).ok());
+  auto running = [&] {
+    return kubectl().JsonPath({"pods", "-l", "job-name=half", "--field-selector=status.phase=Running"},
+                              "{.items[*].metadata.name}", ns());
+  };
+  ASSERT_TRUE(Eventually([&] { return !running().empty(); }, 60s)) << Log();
+  const std::string pod = running();
+  const std::string wl = kubectl().JsonPath({"workloads"}, "{.items[0].metadata.name}", ns());
+
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return kubectl().JsonPath({"job", "half"}, "{.spec.suspend}", ns()) == "true";
+      },
+      60s))
+      << Log();
+  EXPECT_EQ(Condition(wl, "Evicted", "reason"), "PodsReadyTimeout");
+  EXPECT_EQ(Condition(wl, "QuotaReserved"), "True") << "released while a pod still runs";
+  EXPECT_EQ(Status(wl, "{.status.requeueState.count}"), "1");
+
+  kubectl()({"annotate", "pod", pod, "rota.test/hold-termination-", "-n", ns()});
+  ASSERT_TRUE(Eventually([&] { return Condition(wl, "QuotaReserved") == "False"; }, 60s)) << Log();
+  EXPECT_EQ(Status(wl, "{.status.admission}"), "");
+  EXPECT_EQ(Condition(wl, "Requeued", "reason"), "Backoff");
+  EXPECT_TRUE(Eventually([&] { return Condition(wl, "QuotaReserved", "reason") == "Backoff"; }, 30s))
+      << "waits out the backoff: " << Condition(wl, "QuotaReserved", "reason");
+  DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
+}
+
 // Admission webhooks through the real apiserver: rota serves them over HTTPS on 127.0.0.1 with a
 // certificate from the local CA, registered by hack/webhooks.sh (config/local).
 class WebhookTest : public ControllerTest {

@@ -1,5 +1,9 @@
 #include "jobs/pods_ready.h"
 
+#include <map>
+
+#include "jobs/quota_release.h"
+
 #include <gtest/gtest.h>
 
 namespace rota::controller {
@@ -40,7 +44,7 @@ TEST(PodsReadyTest, AnEvictionRequeuesAfterTheBackoff) {
   const PodsReadyEviction e = EvictForPodsReadyTimeout(AdmittedAt("2026-11-01T09:50:00Z", 1), c, kNow);
   EXPECT_EQ(e.count, 2);
   EXPECT_FALSE(e.deactivate);
-  EXPECT_TRUE(e.status["admission"].is_null());
+  EXPECT_FALSE(e.status.contains("admission")) << "kept until the pods are gone";
   EXPECT_EQ(e.status["requeueState"]["count"], 2);
   EXPECT_EQ(e.status["requeueState"]["requeueAt"], "2026-11-01T10:02:00Z");  // 120 s on
   bool evicted = false;
@@ -55,6 +59,33 @@ TEST(PodsReadyTest, AnEvictionRequeuesAfterTheBackoff) {
     }
   }
   EXPECT_TRUE(evicted);
+}
+
+// The eviction keeps the quota until the Job's pods are gone; the release that follows leaves
+// the backoff's Requeued=False in place.
+TEST(PodsReadyTest, TheQuotaIsReleasedAfterThePodsWithTheBackoffKept) {
+  RunConfig c;
+  api::Workload w = AdmittedAt("2026-11-01T09:50:00Z");
+  w.status->admission = api::Admission{};
+  w.status->admission->cluster_queue = "q";
+  const PodsReadyEviction e = EvictForPodsReadyTimeout(w, c, kNow);
+  std::map<std::string, api::Json> by_type;
+  for (const auto& cond : e.status["conditions"]) by_type[cond["type"]] = cond;
+  EXPECT_EQ(by_type["Admitted"]["status"], "True") << "until the pods are gone";
+  EXPECT_EQ(by_type["Evicted"]["status"], "True");
+
+  api::Json doc = {{"metadata", {{"name", "w"}, {"namespace", "ml"}, {"resourceVersion", "9"}}},
+                   {"spec", {{"podSets", api::Json::array()}}},
+                   {"status", e.status}};
+  doc["status"]["admission"] = {{"clusterQueue", "q"}, {"podSetAssignments", api::Json::array()}};
+  const api::Workload evicted = *api::DecodeObject<api::Workload>(doc);
+  ASSERT_TRUE(EvictedHoldingQuota(evicted));
+  const api::Json released = QuotaReleasePatch(evicted, "2026-11-01T10:00:30Z");
+  EXPECT_TRUE(released["status"]["admission"].is_null());
+  for (const auto& cond : released["status"]["conditions"]) {
+    if (cond["type"] == "QuotaReserved") EXPECT_EQ(cond["status"], "False");
+    if (cond["type"] == "Requeued") EXPECT_EQ(cond["reason"], "Backoff");
+  }
 }
 
 TEST(PodsReadyTest, PastTheBackoffLimitTheWorkloadIsDeactivated) {
