@@ -278,8 +278,10 @@ bool JobController::EvictForPodsReadyTimeout(const JobInfo& job, const api::Work
   const bool deactivate = e.deactivate;
   const std::string key = wl.metadata.namespace_ + "/" + wl.metadata.name;
   const Json& status = e.status;
+  // (On the version it was computed from: a merge patch replaces the whole conditions list.)
+  const Json body = {{"metadata", {{"resourceVersion", wl.metadata.resource_version}}}, {"status", status}};
   auto r = client_.Patch(apiclient::resources::kWorkloads, wl.metadata.namespace_, wl.metadata.name,
-                         apiclient::PatchType::kMerge, {{"status", status}}, {"rota-job", false, "status"});
+                         apiclient::PatchType::kMerge, body, {"rota-job", false, "status"});
   if (!r.ok()) {
     log_("warn", "evicting Workload " + key + ": " + r.error().ToString());
     return r.error().IsNotFound();

@@ -281,8 +281,14 @@ void QueueController::ApplyToSnapshot(const admission::Decisions& d, const HeldP
     else
       w->admission.reset();
   }
-  for (const Drained& e : drained)
-    if (auto* w = snapshot_builder_.Mutable(e.key)) w->admission.reset();
+  for (const Drained& e : drained) {
+    admission::WorkloadSpec* w = snapshot_builder_.Mutable(e.key);
+    if (!w) continue;
+    if (e.keeps_quota)
+      w->evicted = true;  // (still holding its quota)
+    else
+      w->admission.reset();
+  }
   for (const auto& a : d.admitted) {
     admission::WorkloadSpec* w = snapshot_builder_.Mutable(a.workload);
     w->admission = admission::AdmissionSpec{a.cluster_queue, a.pod_sets};
@@ -332,8 +338,10 @@ void QueueController::Pass() {
   if (s.stopped_early) trigger_.MarkDirty();
   const double decide_seconds = std::chrono::duration<double>(clock_.Now() - s.times.start).count();
 
-  const std::vector<Drained> drained = DrainStoppedQueues(state, snapshot_builder_, d, s.times.wall,
-                                                          [](const api::Workload& w) { return !OwnerJob(w).empty(); });
+  std::vector<Drained> drained = DrainStoppedQueues(state, snapshot_builder_, d, s.times.wall,
+                                                    [](const api::Workload& w) { return !OwnerJob(w).empty(); });
+  drains_in_flight_.Filter(
+      drained, [this](const std::string& key) { return ObjectOf(key); }, s.times.start);
   std::vector<WorkloadWrite> writes = DecisionWrites(d, held, checkpoints, drained, s.times.wall);
   const size_t queued_pending = writer_->Queued(StatusWriter::kPending);
   PendingReasons::Result pending =

@@ -154,6 +154,7 @@ class QueueController {
   StateCopies copies_;
   AssumedAdmissions assumed_;
   PreemptionHold preemption_hold_{tuning_.preemptor_first};
+  DrainsInFlight drains_in_flight_;
   CheckpointRequests checkpoints_;
   PendingReasons pending_;
   QueueTally tally_;

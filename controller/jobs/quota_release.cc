@@ -46,11 +46,10 @@ Json QuotaReleasePatch(const api::Workload& wl, const std::string& now) {
   };
   set(wc::kQuotaReserved, "False", "Pending", message);
   set(wc::kAdmitted, "False", "NoReservation", "The workload has no reservation");
-  // (After a PodsReady timeout the backoff says when it is requeued: Requeued stays False.)
-  const bool backing_off = conds.count(std::string(wc::kRequeued)) &&
-                           conds[std::string(wc::kRequeued)].value("status", "") == "False" &&
-                           conds[std::string(wc::kRequeued)].value("reason", "") == "Backoff";
-  if (!backing_off) set(wc::kRequeued, "True", reason, message);
+  // As Kueue's Job integration: requeued at once only after a preemption or a node failure;
+  // after a PodsReady timeout the backoff decides, after a stopped queue its restart.
+  const bool requeued = reason == "Preempted" || reason == "NodeFailures";
+  set(wc::kRequeued, requeued ? "True" : "False", reason, message);
   Json list = Json::array();
   for (auto& [type, c] : conds) list.push_back(std::move(c));
   Json status = {{"admission", nullptr}, {"conditions", std::move(list)}};

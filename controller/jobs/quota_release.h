@@ -17,8 +17,9 @@ namespace rota::controller {
 bool EvictedHoldingQuota(const api::Workload& wl);
 
 // The merge patch that releases it: admission cleared, QuotaReserved=False (reason Pending, the
-// eviction's message), Admitted=False (NoReservation), Requeued=True (the eviction's reason and
-// message), the other conditions as they are. It carries the resourceVersion it was computed
+// eviction's message), Admitted=False (NoReservation), Requeued with the eviction's reason and
+// message (True after a preemption or node failure, else False, as Kueue), the other conditions
+// as they are. It carries the resourceVersion it was computed
 // from: a merge patch replaces the whole conditions list, so a stale one must fail (409).
 // For a Workload with a maximumExecutionTimeSeconds, the patch also adds the time it ran since
 // its admission to status.accumulatedPastExecutionTimeSeconds (jobs/max_exec_time.h counts it).

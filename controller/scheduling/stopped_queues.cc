@@ -25,14 +25,28 @@ std::vector<Drained> DrainStoppedQueues(const api::ClusterState& state, const ap
     const api::Workload& w = builder.ObjectAt(i);
     if (!w.status || !w.status->admission) continue;
     const std::string key = w.metadata.namespace_ + "/" + w.metadata.name;
-    if (decided.count(key) || IsFinished(w) || EvictedHoldingQuota(w)) continue;
+    // (A workload that keeps its quota while evicted is being drained or preempted already.)
+    if (decided.count(key) || IsFinished(w) || (EvictedHoldingQuota(w) && has_pods(w))) continue;
     const std::string& cq = w.status->admission->cluster_queue;
     const bool by_cq = draining_cqs.count(cq) > 0;
     if (!by_cq && !draining_lqs.count(w.metadata.namespace_ + "/" + w.spec.queue_name)) continue;
+    const bool keep = has_pods(w);
     out.push_back(
-        {key, cq, by_cq ? "ClusterQueueStopped" : "LocalQueueStopped", DrainWrite(w, by_cq, now, has_pods(w))});
+        {key, cq, by_cq ? "ClusterQueueStopped" : "LocalQueueStopped", DrainWrite(w, by_cq, now, keep), keep});
   }
   return out;
+}
+
+void DrainsInFlight::Filter(std::vector<Drained>& drained,
+                            const std::function<const api::Workload*(const std::string&)>& object_of, TimePoint now,
+                            std::chrono::seconds retry_after) {
+  std::erase_if(in_flight_, [&](const auto& entry) {
+    const api::Workload* w = object_of(entry.first);
+    return !w || !w->status || !w->status->admission || EvictedHoldingQuota(*w) || now - entry.second > retry_after;
+  });
+  std::erase_if(drained, [&](const Drained& d) { return in_flight_.count(d.key) > 0; });
+  for (const Drained& d : drained)
+    if (d.keeps_quota) in_flight_.emplace(d.key, now);
 }
 
 }  // namespace rota::controller

@@ -854,7 +854,7 @@ TEST_F(ControllerTest, AGangEvictedForPodsReadyKeepsItsQuotaUntilItsPodsAreGone)
   kubectl()({"annotate", "pod", pod, "rota.test/hold-termination-", "-n", ns()});
   ASSERT_TRUE(Eventually([&] { return Condition(wl, "QuotaReserved") == "False"; }, 60s)) << Log();
   EXPECT_EQ(Status(wl, "{.status.admission}"), "");
-  EXPECT_EQ(Condition(wl, "Requeued", "reason"), "Backoff");
+  EXPECT_EQ(Condition(wl, "Requeued"), "False");
   EXPECT_TRUE(Eventually([&] { return Condition(wl, "QuotaReserved", "reason") == "Backoff"; }, 30s))
       << "waits out the backoff: " << Condition(wl, "QuotaReserved", "reason");
   DeleteAll({"clusterqueue/" + cq, "resourceflavor/" + flavor});
