@@ -172,4 +172,12 @@ inline std::string JobManifest(const std::string& name, const std::string& label
          std::to_string(gpus_each) + "\"\n";
 }
 
+// `job` (a JobManifest) with pods that kwok keeps terminating until their annotation
+// rota.test/hold-termination is removed (hack/kwok-stages.yaml): a test's stand-in for slow pods.
+inline std::string HoldingTermination(std::string job) {
+  job.replace(job.find("    metadata:\n"), 14,
+              "    metadata:\n      annotations:\n        rota.test/hold-termination: \"true\"\n");
+  return job;
+}
+
 }  // namespace rota::testing

@@ -262,10 +262,8 @@ TEST_F(ControllerTest, APreemptedJobKeepsItsQuotaUntilItsPodsAreGone) {
   MakePriorityClasses({{low, 10}, {high, 100}});
   if (HasFatalFailure()) return;
   StartRota();
-  std::string train = JobManifest(
-      "train", "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + low + "\n", 2, 2, "");
-  train.replace(train.find("    metadata:\n"), 14,
-                "    metadata:\n      annotations:\n        rota.test/hold-termination: \"true\"\n");
+  const std::string train = HoldingTermination(JobManifest(
+      "train", "    kueue.x-k8s.io/queue-name: gpu\n    kueue.x-k8s.io/priority-class: " + low + "\n", 2, 2, ""));
   ASSERT_TRUE(kubectl().Apply(train, ns()).ok());
   ASSERT_TRUE(Eventually(
       [&] {
@@ -322,9 +320,7 @@ TEST_F(ControllerTest, ADrainedJobKeepsItsQuotaUntilItsPodsAreGone) {
   MakeGpuQueue(flavor, cq, 4);
   if (HasFatalFailure()) return;
   StartRota();
-  std::string train = JobManifest("train", "    kueue.x-k8s.io/queue-name: gpu\n", 2, 2, "");
-  train.replace(train.find("    metadata:\n"), 14,
-                "    metadata:\n      annotations:\n        rota.test/hold-termination: \"true\"\n");
+  const std::string train = HoldingTermination(JobManifest("train", "    kueue.x-k8s.io/queue-name: gpu\n", 2, 2, ""));
   ASSERT_TRUE(kubectl().Apply(train, ns()).ok());
   auto phases = [&] {
     return kubectl().JsonPath({"pods", "-l", "job-name=train"}, "{range .items[*]}{.status.phase}{\" \"}{end}", ns());
@@ -828,9 +824,7 @@ TEST_F(ControllerTest, AGangEvictedForPodsReadyKeepsItsQuotaUntilItsPodsAreGone)
   if (HasFatalFailure()) return;
   StartRota("waitForPodsReady: {enable: true, timeout: 4s, backoffBaseSeconds: 600}\n");
   // Two pods of 3 GPUs on one 4-GPU node: one runs (and is held terminating), one never can.
-  std::string half = JobManifest("half", "    kueue.x-k8s.io/queue-name: gpu\n", 2, 3, "");
-  half.replace(half.find("    metadata:\n"), 14,
-               "    metadata:\n      annotations:\n        rota.test/hold-termination: \"true\"\n");
+  std::string half = HoldingTermination(JobManifest("half", "    kueue.x-k8s.io/queue-name: gpu\n", 2, 3, ""));
   half.replace(half.find("    spec:\n"), 10, "    spec:\n      nodeSelector: {kubernetes.io/hostname: gpu-a100-8}\n");
   ASSERT_TRUE(kubectl().Apply(half, ns()).ok());
   auto running = [&] {

@@ -37,6 +37,16 @@ admission::AdmitDecision Admit() {
   return d;
 }
 
+// ml/a as the Workload cache holds it after `admitted` was written.
+Result<api::Workload> Cached(const WorkloadWrite& admitted) {
+  Json doc = Json::parse(R"({"metadata": {"name": "a", "namespace": "ml", "resourceVersion": "7"},
+      "spec": {"queueName": "gpu", "podSets": [{"name": "main", "count": 2,
+      "template": {"spec": {"containers": [{"name": "c"}]}}}]}})");
+  doc["status"] = admitted.body["status"];
+  api::JsonInterner templates;
+  return DecodeCompactWorkload(doc, templates);
+}
+
 TEST(WorkloadStatusTest, AnAdmissionSetsItsFlavorsUsageAndKueuesConditions) {
   const WorkloadWrite w = AdmitWrite(WithConditions(Json::array()), Admit(), "2026-11-01T10:00:00Z");
   EXPECT_EQ(w.body["apiVersion"], "kueue.x-k8s.io/v1beta2");
@@ -95,12 +105,7 @@ TEST(WorkloadStatusTest, APreemptionEvictsAndRequeuesWithKueuesReasons) {
 // the cache holds it, unchanged, and leaves QuotaReserved and Admitted alone.
 TEST(WorkloadStatusTest, AnEvictionThatKeepsTheQuotaReappliesTheAdmissionUnchanged) {
   const WorkloadWrite admitted = AdmitWrite(WithConditions(Json::array()), Admit(), "2026-11-01T10:00:00Z");
-  Json doc = Json::parse(R"({"metadata": {"name": "a", "namespace": "ml", "resourceVersion": "7"},
-      "spec": {"queueName": "gpu", "podSets": [{"name": "main", "count": 2,
-      "template": {"spec": {"containers": [{"name": "c"}]}}}]}})");
-  doc["status"] = admitted.body["status"];
-  api::JsonInterner templates;
-  Result<api::Workload> cached = DecodeCompactWorkload(doc, templates);
+  const Result<api::Workload> cached = Cached(admitted);
   ASSERT_TRUE(cached.ok()) << cached.status().message();
   admission::PreemptDecision p;
   p.workload = "ml/a";
@@ -128,12 +133,7 @@ TEST(WorkloadStatusTest, AStoppedQueueDrainsWithItsReason) {
 // A drained Job keeps its quota until its pods are gone, as a preempted one does.
 TEST(WorkloadStatusTest, ADrainedWorkloadWithPodsKeepsItsQuota) {
   const WorkloadWrite admitted = AdmitWrite(WithConditions(Json::array()), Admit(), "2026-11-01T10:00:00Z");
-  Json doc = Json::parse(R"({"metadata": {"name": "a", "namespace": "ml", "resourceVersion": "7"},
-      "spec": {"queueName": "gpu", "podSets": [{"name": "main", "count": 2,
-      "template": {"spec": {"containers": [{"name": "c"}]}}}]}})");
-  doc["status"] = admitted.body["status"];
-  api::JsonInterner templates;
-  Result<api::Workload> cached = DecodeCompactWorkload(doc, templates);
+  const Result<api::Workload> cached = Cached(admitted);
   ASSERT_TRUE(cached.ok()) << cached.status().message();
   const WorkloadWrite w = DrainWrite(*cached, true, "2026-11-01T10:05:00Z", /*keep_quota=*/true);
   EXPECT_EQ(w.body["status"]["admission"], admitted.body["status"]["admission"]);
