@@ -137,9 +137,16 @@ bool CheckpointRequests::Settle(const std::string& key, const Open& open, admiss
   const api::Workload* w = builder.Object(key);
   const admission::WorkloadSpec* spec = builder.Find(key);
   if (!w || !spec) return true;  // gone
+  auto tell = [&](CheckpointPass::Outcome o) {
+    if (told_.size() > 4096) told_.clear();  // (bounded: at worst an outcome is told twice)
+    auto [it, first] = told_.try_emplace(key, r.requested_at);
+    if (!first && it->second == r.requested_at) return;
+    it->second = r.requested_at;
+    out.outcomes.push_back(std::move(o));
+  };
   auto cancel = [&](const std::string& why) {
     out.writes.push_back(CheckpointWrite(*w, {"False", "Cancelled", why}, now_text));
-    out.outcomes.push_back({key, open.cluster_queue, "cancelled", why, 0});
+    tell({key, open.cluster_queue, "cancelled", why, 0});
     return true;
   };
   if (!Admitted(*w)) return cancel("Evicted for another reason before it checkpointed");
@@ -168,8 +175,8 @@ bool CheckpointRequests::Settle(const std::string& key, const Open& open, admiss
   if (has_pods(key)) held.victims.insert(key);
   hold.Promise(key, r.preemptor);
   out.closing[key] = closed;
-  out.outcomes.push_back({key, open.cluster_queue, result, closed.message,
-                          static_cast<double>(std::max<int64_t>(0, now - r.requested_at))});
+  tell({key, open.cluster_queue, result, closed.message,
+        static_cast<double>(std::max<int64_t>(0, now - r.requested_at))});
   return true;
 }
 

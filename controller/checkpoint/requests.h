@@ -108,6 +108,9 @@ class CheckpointRequests {
   CheckpointTimeouts timeouts_;
   std::map<std::string, Open> requests_;  // victim -> its open request
   std::set<std::string> closing_;         // closed, until the cache shows it
+  // The request (victim -> requested_at) whose closing was last told: a close whose write fails
+  // (e.g. fenced while the lease is in doubt) is decided again each pass, and told once.
+  std::map<std::string, int64_t> told_;
   std::mutex mu_;
   std::set<std::string> observed_;  // guarded by mu_: shown open by the cache
 };

@@ -177,6 +177,26 @@ TEST(CheckpointRequestsTest, TheDeadlineEvicts) {
   EXPECT_EQ(after.out.outcomes[0].wait_seconds, 600);
 }
 
+// A close whose write fails (a leader's write fenced while its lease is in doubt) is decided
+// again by the next pass, and evicts again, but its outcome is told (logged, counted) once.
+TEST(CheckpointRequestsTest, AClosingWrittenAgainIsToldOnce) {
+  Cluster c;
+  CheckpointRequests requests(Timeouts());
+  Pass first;
+  first.Run(requests, c.state, 60);
+  c.Asked(first.out.writes[0].body["status"]["conditions"].back()["message"], 60);
+  c.Refresh(true);
+  for (const auto& w : c.state.workloads) requests.Observe(*w);  // the cache shows the request
+  Pass after;
+  after.Run(requests, c.state, 660);
+  ASSERT_EQ(after.out.outcomes.size(), 1u);
+  requests.WriteFailed("ml/low");
+  Pass again;
+  again.Run(requests, c.state, 661);
+  ASSERT_EQ(again.d.preempted.size(), 1u) << "the eviction is made again";
+  EXPECT_TRUE(again.out.outcomes.empty()) << "but not told again";
+}
+
 TEST(CheckpointRequestsTest, ARequestIsWithdrawnWhenThePreemptorGoesAway) {
   Cluster c;
   CheckpointRequests requests(Timeouts());
