@@ -83,6 +83,16 @@ struct Pass {
   }
 };
 
+// The pass at `now` that asks ml/low to checkpoint; then the cluster as the cache shows it once
+// the request is written.
+void AskAt(Cluster& c, CheckpointRequests& requests, int64_t now) {
+  Pass first;
+  first.Run(requests, c.state, now);
+  ASSERT_FALSE(first.out.writes.empty());
+  c.Asked(first.out.writes[0].body["status"]["conditions"].back()["message"], now);
+  c.Refresh(true);
+}
+
 const Json* Condition(const WorkloadWrite& w, const std::string& type) {
   for (const Json& c : w.body["status"]["conditions"])
     if (c["type"] == type) return &c;
@@ -121,10 +131,7 @@ TEST(CheckpointRequestsTest, ACheckpointableVictimIsAskedAndKeepsItsQuotaWhileIt
 TEST(CheckpointRequestsTest, LaterPassesWaitThenEvictOnTheAnswer) {
   Cluster c;
   CheckpointRequests requests(Timeouts());
-  Pass first;
-  first.Run(requests, c.state, 60);
-  c.Asked(first.out.writes[0].body["status"]["conditions"].back()["message"], 60);
-  c.Refresh(true);
+  AskAt(c, requests, 60);
 
   Pass waiting;
   waiting.Run(requests, c.state, 120);
@@ -182,10 +189,7 @@ TEST(CheckpointRequestsTest, TheDeadlineEvicts) {
 TEST(CheckpointRequestsTest, AClosingWrittenAgainIsToldOnce) {
   Cluster c;
   CheckpointRequests requests(Timeouts());
-  Pass first;
-  first.Run(requests, c.state, 60);
-  c.Asked(first.out.writes[0].body["status"]["conditions"].back()["message"], 60);
-  c.Refresh(true);
+  AskAt(c, requests, 60);
   for (const auto& w : c.state.workloads) requests.Observe(*w);  // the cache shows the request
   Pass after;
   after.Run(requests, c.state, 660);
@@ -218,10 +222,7 @@ TEST(CheckpointRequestsTest, ARequestIsWithdrawnWhenThePreemptorGoesAway) {
 TEST(CheckpointRequestsTest, AVictimThatGoesAwayEndsItsRequestQuietly) {
   Cluster c;
   CheckpointRequests requests(Timeouts());
-  Pass first;
-  first.Run(requests, c.state, 60);
-  c.Asked(first.out.writes[0].body["status"]["conditions"].back()["message"], 60);
-  c.Refresh(true);
+  AskAt(c, requests, 60);
   for (const auto& w : c.state.workloads) requests.Observe(*w);  // (its last state, request open)
   c.state.workloads.erase(c.state.workloads.begin());            // deleted
   Pass gone;
@@ -239,10 +240,7 @@ TEST(CheckpointRequestsTest, ARestartedControllerCarriesOnWithTheSameDeadline) {
   Cluster c;
   {
     CheckpointRequests before_restart(Timeouts());
-    Pass first;
-    first.Run(before_restart, c.state, 60);
-    c.Asked(first.out.writes[0].body["status"]["conditions"].back()["message"], 60);
-    c.Refresh(true);
+    AskAt(c, before_restart, 60);
   }
   // A new controller with other timeouts: the request's deadline is the one written.
   CheckpointRequests requests({seconds(30), seconds(60)});
