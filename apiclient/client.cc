@@ -369,10 +369,9 @@ ApiResult<Json> Client::Interpret(const Request& req, const HttpResponse& resp, 
   ApiError err = ErrorFrom(resp);
   // client-go resends on 429, on 5xx with Retry-After, and (for requests that are safe to
   // repeat) on connection errors.
-  constexpr int kAttempts = 5;
   const int retry_after = RetryAfterSeconds(resp);
   const bool resend = (err.code == 429) || (err.code >= 500 && retry_after > 0) || (err.code == 0 && req.idempotent);
-  if (resend && attempt < kAttempts) {
+  if (resend && attempt < config_.attempts) {
     again = retry_after > 0 ? std::chrono::duration_cast<Clock::Duration>(std::chrono::seconds(retry_after))
                             : std::chrono::duration_cast<Clock::Duration>(backoff.Next());
   }
@@ -592,8 +591,8 @@ ApiResult<std::string> Client::GetRaw(const std::string& path) {
   return ErrorFrom(resp);
 }
 
-ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, const WatchOptions& o,
-                                     const std::function<bool(WatchEvent&)>& on_event, const std::atomic<bool>* stop) {
+ApiResult<WatchEnd> Client::Watch(const Resource& r, const std::string& ns, const WatchOptions& o,
+                                  const std::function<bool(WatchEvent&)>& on_event, const std::atomic<bool>* stop) {
   std::string q = "?watch=1";
   auto add = [&](const std::string& k, const std::string& v) {
     if (!v.empty()) q += "&" + k + "=" + UrlEncode(v);
@@ -643,6 +642,7 @@ ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, c
   h.headers = {"Accept: application/json"};
   // The server closes the stream after timeoutSeconds; allow generously more before giving up.
   h.timeout_ms = o.timeout_seconds > 0 ? (o.timeout_seconds + 60) * 1000L : 0;
+  h.idle_timeout_ms = static_cast<long>(config_.watch_idle_timeout.count());
   h.stop = stop;
   // Reading in batches: bytes that arrive after the thread has gone idle wait `settle` before
   // they are taken in, and what arrived meanwhile is then read in one go (libcurl hands over what
@@ -669,10 +669,17 @@ ApiResult<std::string> Client::Watch(const Resource& r, const std::string& ns, c
   ++requests_sent_;
   HttpResponse resp = transport_->Perform(std::move(h));
   if (stream_error) return *stream_error;
-  if (caller_stopped || (resp.stopped && stop && stop->load())) return last_rv;
+  if (caller_stopped || (resp.stopped && stop && stop->load())) return WatchEnd{last_rv};
+  // A connection that carries nothing, not even bookmarks, may be dead without a word (a
+  // middlebox that lost its state, a peer that froze): it is ended, and the caller resumes from
+  // the last event applied (an incomplete one in `pending` is sent again).
+  if (resp.idle && resp.status >= 200 && resp.status < 300) {
+    ++idle_watches_ended_;
+    return WatchEnd{last_rv, /*idle=*/true};
+  }
   if (!resp.transport_error.empty() || resp.status < 200 || resp.status >= 300) return ErrorFrom(resp);
   if (!pending.empty() && !handle_line(pending) && stream_error) return *stream_error;
-  return last_rv;
+  return WatchEnd{last_rv};
 }
 
 }  // namespace rota::apiclient

@@ -69,6 +69,7 @@ void Reflector::Run() {
     synced_ = true;
 
     auto healthy_since = clock.Now();
+    bool bookmarked = false;  // whether the apiserver has sent this reflector a bookmark
     while (!stop_) {
       WatchOptions wo;
       wo.resource_version = rv;
@@ -87,14 +88,23 @@ void Reflector::Run() {
           [&](WatchEvent& e) {
             if (auto m = e.object.find("metadata"); m != e.object.end() && m->is_object())
               seen = m->value("resourceVersion", seen);
-            if (e.type != "BOOKMARK") Apply(e.type, std::move(e.object));
+            if (e.type != "BOOKMARK")
+              Apply(e.type, std::move(e.object));
+            else
+              bookmarked = true;
             return true;
           },
           &stop_);
       if (!seen.empty()) rv = last_rv_ = seen;
       if (watched.ok()) {
-        if (!watched->empty()) rv = *watched;
+        if (!watched->resource_version.empty()) rv = watched->resource_version;
         last_rv_ = rv;
+        // Silence is normal for a resource the apiserver has sent no bookmark for (it sends them
+        // only once it has seen a change of that resource); after bookmarks it means a dead path.
+        if (watched->idle && bookmarked)
+          Report("watch " + resource_.plural + ": nothing received for " +
+                 std::to_string(client_.config().watch_idle_timeout.count() / 1000) +
+                 " s, not even a bookmark; reopening it from resourceVersion " + rv);
         if (clock.Now() - healthy_since > options_.backoff_reset_after) backoff.Reset();
         continue;  // the server ended the watch: resume from where it was
       }
@@ -103,6 +113,7 @@ void Reflector::Run() {
         break;
       }
       Report("watch " + resource_.plural + ": " + watched.error().ToString());
+      bookmarked = false;  // the next connection may reach an apiserver that has sent none yet
       if (clock.Now() - healthy_since > options_.backoff_reset_after) backoff.Reset();
       Sleep(backoff.Next());
       healthy_since = clock.Now();

@@ -17,10 +17,12 @@ struct CallState {
   const HttpRequest* req;
   HttpResponse* resp;
   CURL* curl;
+  std::chrono::steady_clock::time_point last_byte;  // of the reply (for idle_timeout_ms)
 };
 
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* st = static_cast<CallState*>(user);
+  st->last_byte = std::chrono::steady_clock::now();
   const std::string_view line(data, size * n);
   if (line.starts_with("HTTP/")) st->resp->retry_after.clear();  // a new response (after 100 or redirect)
   constexpr std::string_view kRetryAfter = "retry-after:";
@@ -38,6 +40,7 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
 
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
   auto* st = static_cast<CallState*>(user);
+  st->last_byte = std::chrono::steady_clock::now();
   long code = 0;
   curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &code);
   if (st->req->on_data && code >= 200 && code < 300) {
@@ -56,6 +59,11 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   if (st->req->stop && st->req->stop->load()) {
     st->resp->stopped = true;
     return 1;  // aborts the transfer
+  }
+  if (st->req->idle_timeout_ms > 0 &&
+      std::chrono::steady_clock::now() - st->last_byte >= std::chrono::milliseconds(st->req->idle_timeout_ms)) {
+    st->resp->idle = true;
+    return 1;
   }
   return 0;
 }
@@ -168,7 +176,7 @@ struct Transport::Call {
 void Transport::Prepare(Call& c) {
   CURL* curl = c.curl;
   const HttpRequest& req = c.req;
-  c.st = CallState{&c.req, &c.resp, curl};
+  c.st = CallState{&c.req, &c.resp, curl, std::chrono::steady_clock::now()};
   c.url = base_url_ + req.path_and_query;
   curl_easy_setopt(curl, CURLOPT_URL, c.url.c_str());
   curl_easy_setopt(curl, CURLOPT_CONNECT_TO, static_cast<curl_slist*>(connect_to_));
@@ -191,7 +199,7 @@ void Transport::Prepare(Call& c) {
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &c.st);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &c.st);
-  if (req.stop) {
+  if (req.stop || req.idle_timeout_ms > 0) {
     curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
     curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &c.st);
@@ -239,7 +247,11 @@ void Transport::Finish(Call& c, int code) {
   curl_easy_getinfo(c.curl, CURLINFO_RESPONSE_CODE, &c.resp.status);
   long connects = 0;
   if (curl_easy_getinfo(c.curl, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK) connections_opened_ += connects;
-  if (rc != CURLE_OK && !c.resp.stopped) {
+  if (c.resp.idle) {
+    const long ms = c.req.idle_timeout_ms;
+    const std::string limit = ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+    c.resp.transport_error = "nothing received for " + limit + " (" + c.req.method + " " + c.url + ")";
+  } else if (rc != CURLE_OK && !c.resp.stopped) {
     c.resp.transport_error = std::string(curl_easy_strerror(rc)) + " (" + c.req.method + " " + c.url + ")";
     if (rc != CURLE_WRITE_ERROR && rc != CURLE_OPERATION_TIMEDOUT) c.resp.status = 0;
   }
@@ -257,7 +269,10 @@ HttpResponse Transport::Perform(HttpRequest req) {
   c.req = std::move(req);  // (a Call owns its request, as a Multi's must)
   Prepare(c);
   Finish(c, curl_easy_perform(c.curl));
-  Release(c.curl);
+  if (c.resp.idle)
+    curl_easy_cleanup(c.curl);  // with the connection it keeps, which may still look open (HTTP/2)
+  else
+    Release(c.curl);
   return std::move(c.resp);
 }
 

@@ -28,6 +28,9 @@ struct HttpRequest {
   // stop. A non-2xx body is always collected.
   std::function<bool(const char* data, size_t len)> on_data;
   const std::atomic<bool>* stop = nullptr;  // checked about once a second while streaming
+  // Streaming: the request ends (HttpResponse::idle) when no byte of the reply arrives for this
+  // long, checked about once a second. 0: never.
+  long idle_timeout_ms = 0;
 };
 
 struct HttpResponse {
@@ -38,6 +41,7 @@ struct HttpResponse {
   std::string retry_after;
   std::string transport_error;  // why it did not complete, or ""
   bool stopped = false;         // ended by on_data or `stop`
+  bool idle = false;            // ended by idle_timeout_ms
 };
 
 class Transport {

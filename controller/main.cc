@@ -139,6 +139,7 @@ std::unique_ptr<rota::apiclient::Client> Connect(const std::string& kubeconfig,
   rest->qps = config.qps;
   rest->burst = config.burst;
   rest->http2 = rest->http2 && config.http2;  // DISABLE_HTTP2 in the environment still wins
+  rest->watch_idle_timeout = config.watch_idle_timeout;
   rest->user_agent = std::string("rota/") + ROTA_VERSION;
   server = rest->server;
   auto client = rota::apiclient::Client::Create(*rest);
@@ -162,8 +163,24 @@ void RunWhileLeading(rota::apiclient::Client& client, const rota::controller::Ru
   le.renew_deadline = config.renew_deadline;
   le.retry_period = config.retry_period;
   le.identity = std::string(host) + "_" + std::to_string(getpid());
-  // Shared with the fence, which the client keeps after this returns.
-  auto shared_elector = std::make_shared<rota::apiclient::LeaderElector>(client, le);
+  // The Lease has a client of its own, as client-go's leader election has: its requests never
+  // wait behind the controller's for the rate limit, and each gives up after renewDeadline, so a
+  // request stuck on a connection that died without a word does not hold the loop past the lease.
+  rota::apiclient::RestConfig lease_rest = client.config();
+  lease_rest.timeout = config.renew_deadline;
+  lease_rest.attempts = 1;  // the elector tries again every retryPeriod
+  lease_rest.qps = 5;
+  lease_rest.burst = 10;
+  auto lease_client = rota::apiclient::Client::Create(lease_rest);
+  if (!lease_client.ok()) {
+    log("error", "leader election: " + lease_client.status().message());
+    return;
+  }
+  // Shared with the fence, which the client keeps after this returns (as is the lease client).
+  std::shared_ptr<rota::apiclient::Client> shared_lease_client = std::move(*lease_client);
+  auto shared_elector = std::shared_ptr<rota::apiclient::LeaderElector>(
+      new rota::apiclient::LeaderElector(*shared_lease_client, le),
+      [shared_lease_client](rota::apiclient::LeaderElector* e) { delete e; });
   rota::apiclient::LeaderElector& elector = *shared_elector;
   rota::visibility::LabelOwnPod(client, false, log);  // (before the fence: a follower writes nothing)
   client.SetWriteFence([shared_elector] { return shared_elector->HoldsLease(); });

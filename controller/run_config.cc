@@ -102,6 +102,12 @@ Status ApplyClientConnection(RunConfig& c, const Setting& s) {
     c.burst = s.Number<int>();
     return c.burst > 0 ? Status::Ok() : InvalidArgument(s.path + ": must be a positive integer");
   }
+  if (s.key == "watchIdleTimeout") {
+    if (Status d = s.Duration(c.watch_idle_timeout, "90s, or 0s for none"); !d.ok()) return d;
+    const auto t = c.watch_idle_timeout;
+    return t.count() == 0 || t >= std::chrono::seconds(1) ? Status::Ok()
+                                                          : InvalidArgument(s.path + ": must be 0s or at least 1s");
+  }
   return s.Bool(c.http2);
 }
 
@@ -250,7 +256,7 @@ Status Apply(RunConfig& c, const std::string& section, const Setting& s) {
 // Section -> its keys.
 const std::map<std::string, std::set<std::string>>& KnownSettings() {
   static const std::map<std::string, std::set<std::string>> kKeys = {
-      {"clientConnection", {"qps", "burst", "http2"}},
+      {"clientConnection", {"qps", "burst", "http2", "watchIdleTimeout"}},
       {"leaderElection", {"enabled", "leaseName", "leaseNamespace", "leaseDuration", "renewDeadline", "retryPeriod"}},
       {"fairSharing", {"enabled"}},
       {"scheduling", {"batchPeriod", "cpuShare"}},

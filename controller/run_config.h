@@ -4,7 +4,8 @@
 // bad values are rejected at start with the key named.
 //
 //   clientConnection: {qps: 500, burst: 1000,   # every admission is one status write
-//                      http2: false}            # HTTP/1.1 unless true (and DISABLE_HTTP2 unset)
+//                      http2: false,            # HTTP/1.1 unless true (and DISABLE_HTTP2 unset)
+//                      watchIdleTimeout: 90s}   # a watch silent this long is reopened; 0s: never
 //   leaderElection: {enabled: false, leaseName: rota-controller, leaseNamespace: rota-system,
 //                    leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s}
 //   fairSharing: {enabled: false}
@@ -65,6 +66,9 @@ struct RunConfig {
   // HTTP/2 to the apiserver. Off by default: with the writes multiplexed over pipelines it costs
   // the same CPU as HTTP/1.1, and HTTP/1.1 was the cheaper one before (docs/performance.md).
   bool http2 = false;
+  // A watch that receives nothing for this long (the apiserver sends a bookmark about once a
+  // minute) is presumed dead and reopened from where it was; 0 turns this off.
+  std::chrono::milliseconds watch_idle_timeout{std::chrono::seconds(90)};
   bool leader_election = false;
   std::string lease_name = "rota-controller";
   std::string lease_namespace = "rota-system";

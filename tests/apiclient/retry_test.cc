@@ -18,10 +18,12 @@
 namespace rota::apiclient {
 namespace {
 
-// Serves one scripted response per connection, in order; records request lines.
+// Serves one scripted response per connection, in order; records request lines. With
+// `hold_open`, a connection stays open after its response, silent, until the server stops.
 class ScriptedServer {
  public:
-  explicit ScriptedServer(std::deque<std::string> responses) : responses_(std::move(responses)) {
+  explicit ScriptedServer(std::deque<std::string> responses, bool hold_open = false)
+      : responses_(std::move(responses)), hold_open_(hold_open) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
     int one = 1;
     setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -70,6 +72,7 @@ class ScriptedServer {
       }
       ssize_t unused = write(c, response.data(), response.size());
       (void)unused;
+      while (hold_open_ && !stop_) std::this_thread::sleep_for(std::chrono::milliseconds(10));
       close(c);
     }
   }
@@ -78,6 +81,7 @@ class ScriptedServer {
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::deque<std::string> responses_;
+  bool hold_open_ = false;
   std::vector<std::string> requests_;
   std::thread thread_;
 };
@@ -199,6 +203,51 @@ TEST(ClientRetryTest, ClientSideRateLimitSpacesRequests) {
   // The first request uses the burst; four more at 2 per second need 2 s of waiting.
   EXPECT_GE(driver.slept(), std::chrono::milliseconds(1900));
   EXPECT_EQ(server.requests()[0], "GET /api/v1/namespaces/ns/configmaps/x HTTP/1.1");
+}
+
+TEST(ClientRetryTest, AClientOfOneAttemptDoesNotResend) {
+  const std::string unavailable =
+      R"({"kind":"Status","status":"Failure","message":"etcd is down","reason":"ServiceUnavailable","code":503})";
+  ScriptedServer server({Response(503, "Service Unavailable", unavailable, "Retry-After: 1\r\n"),
+                         Response(200, "OK", R"({"kind":"Lease","metadata":{"name":"x"}})")});
+  FakeClock clock;
+  RestConfig c;
+  c.server = "http://127.0.0.1:" + std::to_string(server.port());
+  c.attempts = 1;  // as the Lease's client: the elector tries again on its own schedule
+  auto client = std::move(Client::Create(c, clock).value());
+  auto r = client->Get(resources::kLeases, "ns", "x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, 503);
+  EXPECT_EQ(server.requests().size(), 1u);
+}
+
+// A watch whose connection stays open but carries nothing more ends after the idle timeout, as if
+// the server had ended it: the caller gets the last resourceVersion seen and resumes from there.
+TEST(ClientWatchTest, AWatchSilentForTheIdleTimeoutEndsWithItsLastVersion) {
+  const std::string event =
+      R"({"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"7"}}})"
+      "\n";
+  char size[16];
+  std::snprintf(size, sizeof size, "%zx", event.size());
+  ScriptedServer server({"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                         std::string(size) + "\r\n" + event + "\r\n"},
+                        /*hold_open=*/true);
+  RestConfig c;
+  c.server = "http://127.0.0.1:" + std::to_string(server.port());
+  c.watch_idle_timeout = std::chrono::seconds(1);
+  auto client = std::move(Client::Create(c).value());
+  std::vector<std::string> seen;
+  WatchOptions o;
+  o.resource_version = "5";
+  auto watched = client->Watch(resources::kConfigMaps, "ns", o, [&](WatchEvent& e) {
+    seen.push_back(e.type + " " + e.object["metadata"].value("name", ""));
+    return true;
+  });
+  ASSERT_TRUE(watched.ok()) << watched.error().ToString();
+  EXPECT_TRUE(watched->idle);
+  EXPECT_EQ(watched->resource_version, "7");
+  EXPECT_EQ(seen, std::vector<std::string>{"ADDED a"});
+  EXPECT_EQ(client->idle_watches_ended(), 1);
 }
 
 }  // namespace

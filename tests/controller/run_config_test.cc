@@ -7,7 +7,7 @@ namespace {
 
 TEST(RunConfigTest, ReadsEverySetting) {
   Result<RunConfig> c = ParseRunConfig(R"(
-clientConnection: {qps: 200, burst: 400, http2: true}
+clientConnection: {qps: 200, burst: 400, http2: true, watchIdleTimeout: 2m}
 leaderElection: {enabled: true, leaseName: rota, leaseNamespace: kube-system, leaseDuration: 6s,
                  renewDeadline: 4s, retryPeriod: 500ms}
 fairSharing: {enabled: true}
@@ -22,6 +22,7 @@ webhook: {bindAddress: ":9443", certFile: /certs/tls.crt, keyFile: /certs/tls.ke
   EXPECT_EQ(c->qps, 200);
   EXPECT_EQ(c->burst, 400);
   EXPECT_TRUE(c->http2);
+  EXPECT_EQ(c->watch_idle_timeout, std::chrono::minutes(2));
   EXPECT_TRUE(c->leader_election);
   EXPECT_EQ(c->lease_namespace, "kube-system");
   EXPECT_EQ(c->lease_duration, std::chrono::seconds(6));
@@ -40,6 +41,7 @@ webhook: {bindAddress: ":9443", certFile: /certs/tls.crt, keyFile: /certs/tls.ke
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->webhook_address, "0") << "webhooks need a certificate, so they are off unless configured";
   EXPECT_FALSE(defaults->http2) << "HTTP/1.1 unless configured";
+  EXPECT_EQ(defaults->watch_idle_timeout, std::chrono::seconds(90)) << "longer than the apiserver's bookmark period";
 }
 
 TEST(RunConfigTest, MetricsStayOnThisHostUnlessServedSecurely) {
@@ -107,6 +109,11 @@ TEST(RunConfigTest, RejectsUnknownKeysAndBadValuesNamingTheKey) {
            Case{"clientConnection: {qps: -1}", "rota.yaml: clientConnection.qps: must be a positive number"},
            Case{"clientConnection: {burst: many}", "rota.yaml: clientConnection.burst: must be a positive integer"},
            Case{"clientConnection: {http2: maybe}", "rota.yaml: clientConnection.http2: must be true or false"},
+           Case{"clientConnection: {watchIdleTimeout: 500ms}",
+                "rota.yaml: clientConnection.watchIdleTimeout: must be 0s or at least 1s"},
+           Case{
+               "clientConnection: {watchIdleTimeout: never}",
+               "rota.yaml: clientConnection.watchIdleTimeout: \"never\" is not a duration such as 90s, or 0s for none"},
            Case{"leaderElection: {enabled: maybe}", "rota.yaml: leaderElection.enabled: must be true or false"},
            Case{"leaderElection: {leaseDuration: 1500ms}",
                 "rota.yaml: leaderElection.leaseDuration: must be a whole number of seconds, at least 1s"},

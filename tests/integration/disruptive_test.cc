@@ -179,6 +179,34 @@ TEST_F(DisruptiveTest, AWatchCutMidStreamResumesFromItsLastEvent) {
   EXPECT_EQ(got, expected);
 }
 
+// A connection that stays open but carries nothing more (a middlebox that lost its state, a frozen
+// peer) gives no error and answers TCP keepalive: only the watch's idle timeout notices it. The
+// informer then reopens its watch from the last event and sees what changed meanwhile.
+TEST_F(DisruptiveTest, AWatchThatFallsSilentIsReopenedFromItsLastEvent) {
+  auto cfg = LoadKubeconfig(KubeconfigFromEnv());
+  ASSERT_TRUE(cfg.ok());
+  const std::string server = cfg->server;
+  auto proxy = TcpProxy::Start("127.0.0.1", static_cast<uint16_t>(std::stoi(server.substr(server.rfind(':') + 1))));
+  cfg->server = "https://127.0.0.1:" + std::to_string(proxy->port());
+  cfg->watch_idle_timeout = 3s;
+  auto proxied = std::move(Client::Create(*cfg).value());
+  Recording rec;
+  auto inf = Watch(rec, *proxied);
+  ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap("before", "1")).ok());
+  ASSERT_TRUE(Eventually([&] { return inf->HasSynced() && Converged(*inf); }, 30s));
+  proxy->FreezeAll();
+  const int64_t ended = proxied->idle_watches_ended();
+  ASSERT_TRUE(client_->Create(resources::kConfigMaps, ns(), ConfigMap("during", "1")).ok());
+  ASSERT_TRUE(
+      client_->Patch(resources::kConfigMaps, ns(), "before", PatchType::kMerge, {{"data", {{"value", "2"}}}}).ok());
+  EXPECT_TRUE(Eventually([&] { return Converged(*inf); }, 30s)) << "the silent watch was not reopened";
+  EXPECT_GT(proxied->idle_watches_ended(), ended);
+  std::vector<std::string> got = rec.Snapshot();
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::string>{"add before=1", "add during=1", "update before 1->2"}));
+  inf->Stop();
+}
+
 TEST_F(DisruptiveTest, WatchFromACompactedVersionAsksForARelist) {
   auto list = client_->ListAll(resources::kConfigMaps, ns());
   ASSERT_TRUE(list.ok());

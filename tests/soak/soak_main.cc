@@ -65,7 +65,9 @@ std::string RotaConfig(const Setup& setup, const fs::path& out) {
   const fs::path path = out / "rota.yaml";
   std::ofstream(path) << "leaderElection: {enabled: true, leaseName: rota-soak, leaseNamespace: " << setup.ns
                       << ", leaseDuration: " << kLease.count() << "s, renewDeadline: 3s, retryPeriod: 1s}\n"
-                      << "metrics: {bindAddress: \"0\"}\nhealth: {bindAddress: \"0\"}\n";
+                      << "metrics: {bindAddress: \"0\"}\nhealth: {bindAddress: \"0\"}\n"
+                      // A watch that falls silent is reopened well within the recovery limit.
+                      << "clientConnection: {watchIdleTimeout: 20s}\n";
   return path.string();
 }
 

@@ -42,6 +42,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
   bool open() const { return client_.is_open(); }
+  void Freeze() { frozen_ = true; }
 
  private:
   using Buffer = std::array<char, 16384>;
@@ -49,6 +50,7 @@ class Session : public std::enable_shared_from_this<Session> {
     from.async_read_some(asio::buffer(buf),
                          [self = shared_from_this(), &from, &to, &buf](boost::system::error_code ec, size_t n) {
                            if (ec) return self->Close();
+                           if (self->frozen_) return self->Pump(from, to, buf);  // dropped
                            self->gate_([self, &from, &to, &buf, n] {
                              asio::async_write(to, asio::buffer(buf.data(), n),
                                                [self, &from, &to, &buf](boost::system::error_code ec, size_t) {
@@ -62,6 +64,7 @@ class Session : public std::enable_shared_from_this<Session> {
   tcp::socket client_, upstream_;
   Buffer up_{}, down_{};
   const Gate& gate_;
+  bool frozen_ = false;
 };
 
 }  // namespace
@@ -153,6 +156,14 @@ void TcpProxy::CutAll() {
     for (auto& weak : impl_->sessions)
       if (auto s = weak.lock()) s->Close();
     impl_->sessions.clear();
+    return 0;
+  });
+}
+
+void TcpProxy::FreezeAll() {
+  impl_->OnThread([this] {
+    for (auto& weak : impl_->sessions)
+      if (auto s = weak.lock()) s->Freeze();
     return 0;
   });
 }

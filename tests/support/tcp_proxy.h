@@ -1,8 +1,9 @@
 #pragma once
 
 // A TCP proxy on 127.0.0.1 for fault tests: it forwards every connection to one upstream address
-// and can stall (hold every byte, both ways, on open and new connections) and cut (reset every
-// open connection). It sees only bytes, so it works under TLS. One thread runs it.
+// and can stall (hold every byte, both ways, on open and new connections), cut (reset every open
+// connection) and freeze (silence every open connection). It sees only bytes, so it works under
+// TLS. One thread runs it.
 
 #include <cstdint>
 #include <memory>
@@ -24,6 +25,10 @@ class TcpProxy {
   void Resume();
   // Resets every connection open now; later ones are forwarded as usual.
   void CutAll();
+  // Every connection open now stays open but carries nothing more, either way: what arrives is
+  // read and dropped, as a path through a middlebox that lost its state looks to both ends (TCP
+  // keepalive is still answered). Later connections are forwarded as usual.
+  void FreezeAll();
   // Connections open now (after the calls above have taken effect).
   size_t open_connections() const;
 

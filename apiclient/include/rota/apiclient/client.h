@@ -112,6 +112,12 @@ struct WatchEvent {
   Json object;
 };
 
+// How a watch ended without an error.
+struct WatchEnd {
+  std::string resource_version;  // the last one seen: resume from here
+  bool idle = false;             // ended because nothing arrived for the watch idle timeout
+};
+
 enum class PatchType { kMerge, kJson, kStrategicMerge, kApply };
 
 struct PatchOptions {
@@ -156,12 +162,12 @@ class Client {
                          const DeleteOptions& options = {});
 
   // Streams watch events to `on_event` until the server ends the watch, `on_event` returns false,
-  // `stop` becomes true, or an error occurs. Returns the last resourceVersion seen (to resume
-  // from). An ERROR event with code 410 is returned as an ApiError with Retry::kRelist.
-  // `on_event` may take the event's object (move it out).
-  ApiResult<std::string> Watch(const Resource& r, const std::string& ns, const WatchOptions& options,
-                               const std::function<bool(WatchEvent&)>& on_event,
-                               const std::atomic<bool>* stop = nullptr);
+  // `stop` becomes true, nothing arrives for the config's watch_idle_timeout, or an error occurs.
+  // Returns the last resourceVersion seen (to resume from). An ERROR event with code 410 is
+  // returned as an ApiError with Retry::kRelist. `on_event` may take the event's object (move it
+  // out).
+  ApiResult<WatchEnd> Watch(const Resource& r, const std::string& ns, const WatchOptions& options,
+                            const std::function<bool(WatchEvent&)>& on_event, const std::atomic<bool>* stop = nullptr);
 
  private:
   struct Request;  // one request as the client sends it (client.cc); named here for Pipeline::Start
@@ -219,6 +225,8 @@ class Client {
   int64_t requests_sent() const { return requests_sent_.load(); }
   // Connections to the apiserver opened so far (requests on kept-alive ones open none).
   int64_t connections_opened() const;
+  // Watches ended because nothing arrived for watch_idle_timeout.
+  int64_t idle_watches_ended() const { return idle_watches_ended_.load(); }
 
  private:
   Client(RestConfig config, Clock& clock, std::unique_ptr<Transport> transport);
@@ -241,6 +249,7 @@ class Client {
   Clock& clock_;
   std::unique_ptr<Transport> transport_;
   std::atomic<int64_t> requests_sent_{0};
+  std::atomic<int64_t> idle_watches_ended_{0};
   TokenBucket bucket_;  // the client-side rate limit
   std::function<bool()> may_write_;
 };

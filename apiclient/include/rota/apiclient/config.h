@@ -27,6 +27,13 @@ struct RestConfig {
   double qps = 50;
   int burst = 100;
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};
+  // Sends of one request at most: the first, then resends on 429, on 5xx with Retry-After, and
+  // (for requests safe to repeat) on connection errors and timeouts.
+  int attempts = 5;
+  // A watch that receives nothing for this long, not even the bookmark the apiserver sends
+  // about once a minute, is taken for a dead connection: it is ended and resumed from the last
+  // resourceVersion seen. 0: only the watch's own timeout (5 to 10 minutes) ends it.
+  std::chrono::milliseconds watch_idle_timeout{std::chrono::seconds(90)};
   std::string user_agent = "rota";
   // HTTP/2 where the server offers it, else HTTP/1.1. The loaders below turn it off when
   // DISABLE_HTTP2 is set in the environment, as client-go does.
