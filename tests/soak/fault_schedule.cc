@@ -19,6 +19,8 @@ std::string ToString(FaultKind kind) {
       return "proxy stall";
     case FaultKind::kCutProxy:
       return "proxy cut";
+    case FaultKind::kFreezeProxy:
+      return "proxy freeze (open connections fall silent)";
   }
   return "?";
 }
@@ -34,7 +36,8 @@ std::vector<Fault> MakeSchedule(uint64_t seed, const ScheduleOptions& o) {
   std::chrono::seconds planned{0};
   for (size_t i = 0;; ++i) {
     const FaultKind kind =
-        i < kinds.size() ? kinds[i] : kAllFaultKinds[std::uniform_int_distribution<size_t>(0, 5)(rng)];
+        i < kinds.size() ? kinds[i]
+                         : kAllFaultKinds[std::uniform_int_distribution<size_t>(0, std::size(kAllFaultKinds) - 1)(rng)];
     Fault f{between(o.gap_min, o.gap_max), kind, std::chrono::seconds(0)};
     if (kind == FaultKind::kStallProxy) f.length = between(o.stall_min, o.stall_max);
     if (kind == FaultKind::kStopLeader) f.length = o.stop_length;

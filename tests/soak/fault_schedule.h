@@ -16,10 +16,11 @@ enum class FaultKind {
   kCompactEtcd,       // etcd compacted to its head, then every proxied connection cut: watches get 410
   kStallProxy,        // the proxy between rota and the apiserver holds every byte for a while
   kCutProxy,          // the proxy resets every connection
+  kFreezeProxy,       // every open connection through the proxy stays open and falls silent
 };
-inline constexpr FaultKind kAllFaultKinds[] = {FaultKind::kKillLeader,       FaultKind::kStopLeader,
-                                               FaultKind::kRestartApiserver, FaultKind::kCompactEtcd,
-                                               FaultKind::kStallProxy,       FaultKind::kCutProxy};
+inline constexpr FaultKind kAllFaultKinds[] = {
+    FaultKind::kKillLeader, FaultKind::kStopLeader, FaultKind::kRestartApiserver, FaultKind::kCompactEtcd,
+    FaultKind::kStallProxy, FaultKind::kCutProxy,   FaultKind::kFreezeProxy};
 std::string ToString(FaultKind kind);
 
 struct Fault {

@@ -86,6 +86,11 @@ std::optional<Clock::time_point> Inject(const Fault& fault, FaultTargets& t) {
     case FaultKind::kCutProxy:
       t.proxy.CutAll();
       return Clock::now();
+    case FaultKind::kFreezeProxy:
+      // The leader's Lease renewal hangs on a silent connection, so it steps down; no one can
+      // lead again before its Lease runs out.
+      t.proxy.FreezeAll();
+      return Clock::now() + t.lease_duration;
   }
   return std::nullopt;
 }
