@@ -6,6 +6,11 @@
 
 namespace rota::apiclient {
 
+namespace {
+// How often the apiserver sends a watch a bookmark (its cacher's defaultBookmarkFrequency).
+constexpr std::chrono::seconds kBookmarkPeriod{60};
+}  // namespace
+
 std::string ObjectKey(const Json& object) {
   if (!object.is_object() || !object.contains("metadata")) return "";
   const Json& m = object["metadata"];
@@ -69,7 +74,6 @@ void Reflector::Run() {
     synced_ = true;
 
     auto healthy_since = clock.Now();
-    bool bookmarked = false;  // whether the apiserver has sent this reflector a bookmark
     while (!stop_) {
       WatchOptions wo;
       wo.resource_version = rv;
@@ -83,6 +87,7 @@ void Reflector::Run() {
       // where it began (the apiserver would send again what the store already has, and the
       // handlers would see objects go back to older versions until it caught up).
       std::string seen;
+      bool bookmarked = false;  // whether this watch has had a bookmark
       auto watched = client_.Watch(
           resource_, ns_, wo,
           [&](WatchEvent& e) {
@@ -100,10 +105,12 @@ void Reflector::Run() {
         if (!watched->resource_version.empty()) rv = watched->resource_version;
         last_rv_ = rv;
         // Silence is normal for a resource the apiserver has sent no bookmark for (it sends them
-        // only once it has seen a change of that resource); after bookmarks it means a dead path.
-        if (watched->idle && bookmarked)
+        // only once it has seen a change of that resource). Longer than the bookmark period
+        // after one, it means a dead path.
+        const auto idle_timeout = client_.config().watch_idle_timeout;
+        if (watched->idle && bookmarked && idle_timeout > kBookmarkPeriod)
           Report("watch " + resource_.plural + ": nothing received for " +
-                 std::to_string(client_.config().watch_idle_timeout.count() / 1000) +
+                 std::to_string(std::chrono::duration_cast<std::chrono::seconds>(idle_timeout).count()) +
                  " s, not even a bookmark; reopening it from resourceVersion " + rv);
         if (clock.Now() - healthy_since > options_.backoff_reset_after) backoff.Reset();
         continue;  // the server ended the watch: resume from where it was
@@ -113,7 +120,6 @@ void Reflector::Run() {
         break;
       }
       Report("watch " + resource_.plural + ": " + watched.error().ToString());
-      bookmarked = false;  // the next connection may reach an apiserver that has sent none yet
       if (clock.Now() - healthy_since > options_.backoff_reset_after) backoff.Reset();
       Sleep(backoff.Next());
       healthy_since = clock.Now();

@@ -148,6 +148,15 @@ void Transport::Release(void* curl) {
   pool_.push_back(curl);
 }
 
+void Transport::DropPooled() {
+  std::vector<void*> pooled;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    pooled.swap(pool_);
+  }
+  for (void* c : pooled) curl_easy_cleanup(static_cast<CURL*>(c));
+}
+
 std::string Transport::BearerToken() {
   if (config_.token_file.empty()) return config_.token;
   std::lock_guard<std::mutex> l(mu_);
@@ -268,11 +277,16 @@ HttpResponse Transport::Perform(HttpRequest req) {
   }
   c.req = std::move(req);  // (a Call owns its request, as a Multi's must)
   Prepare(c);
-  Finish(c, curl_easy_perform(c.curl));
-  if (c.resp.idle)
-    curl_easy_cleanup(c.curl);  // with the connection it keeps, which may still look open (HTTP/2)
-  else
+  const CURLcode rc = curl_easy_perform(c.curl);
+  Finish(c, rc);
+  if (c.resp.idle || (rc != CURLE_OK && !c.resp.stopped)) {
+    // Its connection may be dead while looking open (a silent path; HTTP/2 keeps a connection
+    // whose stream failed), and so may the idle ones kept over the same path: none is reused.
+    curl_easy_cleanup(c.curl);
+    DropPooled();
+  } else {
     Release(c.curl);
+  }
   return std::move(c.resp);
 }
 

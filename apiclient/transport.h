@@ -86,6 +86,7 @@ class Transport {
   void Finish(Call& c, int code);  // fills c.resp in from libcurl's result code
   void* Acquire();                 // a CURL*, from the pool or new
   void Release(void* curl);        // back to the pool
+  void DropPooled();               // closes every pooled handle and the connection it keeps
   std::string BearerToken();
 
   RestConfig config_;

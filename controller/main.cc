@@ -150,8 +150,9 @@ std::unique_ptr<rota::apiclient::Client> Connect(const std::string& kubeconfig,
   return std::move(*client);
 }
 
-// Runs `work` while this process holds the configuration's Lease, until g_stop.
-void RunWhileLeading(rota::apiclient::Client& client, const rota::controller::RunConfig& config,
+// Runs `work` while this process holds the configuration's Lease, until g_stop. False when
+// leader election could not start.
+bool RunWhileLeading(rota::apiclient::Client& client, const rota::controller::RunConfig& config,
                      const rota::controller::Logger& log, std::atomic<bool>& standing_by,
                      const std::function<void(const std::atomic<bool>&)>& work) {
   char host[256] = {0};
@@ -164,17 +165,18 @@ void RunWhileLeading(rota::apiclient::Client& client, const rota::controller::Ru
   le.retry_period = config.retry_period;
   le.identity = std::string(host) + "_" + std::to_string(getpid());
   // The Lease has a client of its own, as client-go's leader election has: its requests never
-  // wait behind the controller's for the rate limit, and each gives up after renewDeadline, so a
-  // request stuck on a connection that died without a word does not hold the loop past the lease.
+  // wait behind the controller's for the rate limit, and a try (a read, then a write) gives up
+  // within renewDeadline, so a request stuck on a connection that died without a word does not
+  // keep the loop from stepping down.
   rota::apiclient::RestConfig lease_rest = client.config();
-  lease_rest.timeout = config.renew_deadline;
+  lease_rest.timeout = config.renew_deadline / 2;
   lease_rest.attempts = 1;  // the elector tries again every retryPeriod
   lease_rest.qps = 5;
   lease_rest.burst = 10;
   auto lease_client = rota::apiclient::Client::Create(lease_rest);
   if (!lease_client.ok()) {
     log("error", "leader election: " + lease_client.status().message());
-    return;
+    return false;
   }
   // Shared with the fence, which the client keeps after this returns (as is the lease client).
   std::shared_ptr<rota::apiclient::Client> shared_lease_client = std::move(*lease_client);
@@ -199,6 +201,7 @@ void RunWhileLeading(rota::apiclient::Client& client, const rota::controller::Ru
         stop_work = true;
         if (worker.joinable()) worker.join();
       });
+  return true;
 }
 
 // What the run cost, logged at exit: peak memory, page faults, CPU by thread, requests, heap.
@@ -309,7 +312,7 @@ int RunController(const std::string& kubeconfig, const std::string& config_file)
     job_thread.join();
   };
   if (config.leader_election) {
-    RunWhileLeading(*client, config, log, standing_by, run_all);
+    if (!RunWhileLeading(*client, config, log, standing_by, run_all)) return 2;
   } else {
     rota::visibility::LabelOwnPod(*client, true, log);  // (the only replica schedules)
     run_all(g_stop);

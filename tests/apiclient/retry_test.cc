@@ -239,6 +239,7 @@ TEST(ClientWatchTest, AWatchSilentForTheIdleTimeoutEndsWithItsLastVersion) {
   std::vector<std::string> seen;
   WatchOptions o;
   o.resource_version = "5";
+  o.timeout_seconds = 5;  // (without the idle timeout, the watch ends after 65 s and the test fails)
   auto watched = client->Watch(resources::kConfigMaps, "ns", o, [&](WatchEvent& e) {
     seen.push_back(e.type + " " + e.object["metadata"].value("name", ""));
     return true;

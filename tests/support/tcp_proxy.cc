@@ -49,8 +49,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void Pump(tcp::socket& from, tcp::socket& to, Buffer& buf) {
     from.async_read_some(asio::buffer(buf),
                          [self = shared_from_this(), &from, &to, &buf](boost::system::error_code ec, size_t n) {
+                           if (self->frozen_) {  // what came is dropped; an end is not passed on either
+                             if (!ec) self->Pump(from, to, buf);
+                             return;
+                           }
                            if (ec) return self->Close();
-                           if (self->frozen_) return self->Pump(from, to, buf);  // dropped
                            self->gate_([self, &from, &to, &buf, n] {
                              asio::async_write(to, asio::buffer(buf.data(), n),
                                                [self, &from, &to, &buf](boost::system::error_code ec, size_t) {
