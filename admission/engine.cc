@@ -187,6 +187,7 @@ struct ClusterQueue {
     Assignment assignment;
     uint64_t failed_version = ~0ull;  // the tree version of the last failed attempt
     int32_t failed_priority = 0;
+    bool failed_may_preempt = true;                  // (its message says whether it could preempt)
     std::string_view failed_reason, failed_message;  // views as in PendingDecision
   };
   std::deque<Shape> shapes;                                       // stable addresses
@@ -268,6 +269,11 @@ class Scheduler {
   Decisions Run();
 
  private:
+  // The snapshot's workloads, wherever it keeps them (Snapshot::workload_refs).
+  size_t WorkloadCount() const { return snap_.workloads.empty() ? snap_.workload_refs.size() : snap_.workloads.size(); }
+  const WorkloadSpec& Spec(size_t i) const {
+    return snap_.workloads.empty() ? *snap_.workload_refs[i] : snap_.workloads[i];
+  }
   void Index();
   void BuildTree();
   int FlavorResource(int flavor, int resource) const { return flavor * resource_count_ + resource; }
@@ -306,7 +312,7 @@ class Scheduler {
   // Tries to admit pending workload wi; returns true when it was.
   bool TryAdmit(int wi);
   // Holds the quota of `a` for workload `wi` in `cq` and records the admission.
-  void Admit(int wi, ClusterQueue& cq, Assignment a);
+  void Admit(int wi, ClusterQueue& cq, Assignment a, bool first_round = false);
   // Admits, in order, the pending workloads that fit in their ClusterQueue's nominal quota
   // without borrowing or preempting.
   void AdmitWithinNominal();
@@ -971,7 +977,8 @@ bool Scheduler::TryAdmit(int wi) {
   // outcome depends on nothing else, unless newer workloads of equal priority may be preempted).
   ClusterQueue::Shape* shape = ShapeOf(w, cq);
   const bool memo = shape && cq.spec->within_cluster_queue != WithinClusterQueue::kLowerOrNewerEqualPriority;
-  if (memo && shape->failed_version == tree_.TreeVersion(cq.node) && shape->failed_priority == w.priority) {
+  if (memo && shape->failed_version == tree_.TreeVersion(cq.node) && shape->failed_priority == w.priority &&
+      shape->failed_may_preempt == ws.may_preempt) {
     pending_reason_[wi] = shape->failed_reason;
     pending_message_[wi] = shape->failed_message;
     return false;
@@ -1032,6 +1039,7 @@ bool Scheduler::TryAdmit(int wi) {
   if (memo) {
     shape->failed_version = tree_.TreeVersion(cq.node);
     shape->failed_priority = ws.priority;
+    shape->failed_may_preempt = ws.may_preempt;
     shape->failed_reason = pending_reason_[wi];
     shape->failed_message = pending_message_[wi];
   }
@@ -1051,13 +1059,13 @@ bool Scheduler::OverBudget(int wi) {
   return true;
 }
 
-void Scheduler::Admit(int wi, ClusterQueue& cq, Assignment a) {
+void Scheduler::Admit(int wi, ClusterQueue& cq, Assignment a, bool first_round) {
   Workload& w = wls_[wi];
   Hold(w, a.needs);
   for (const BudgetCharge& c : w.spec->budget_charges) budget_left_[c.pool] -= c.amount;
   w.admitted = w.admitted_this_pass = true;
   cq.admitted.push_back(wi);
-  out_.admitted.push_back({w.spec->key, cq.spec->name, std::move(a.pod_sets), a.borrowing});
+  out_.admitted.push_back({w.spec->key, cq.spec->name, std::move(a.pod_sets), a.borrowing, first_round, w.index});
 }
 
 void Scheduler::AdmitWithinNominal() {
@@ -1084,7 +1092,7 @@ void Scheduler::AdmitWithinNominal() {
       if (!never || cq.spec->queueing_strategy == QueueingStrategy::kStrictFIFO) stopped[static_cast<size_t>(ci)] = 1;
       continue;
     }
-    Admit(wi, cq, a);
+    Admit(wi, cq, a, true);
   }
 }
 
@@ -1100,7 +1108,7 @@ void Scheduler::SortPending(std::vector<uint32_t>& pending) const {
   std::vector<Order> order;
   order.reserve(pending.size());
   for (uint32_t i : pending) {
-    const WorkloadSpec& s = snap_.workloads[i];
+    const WorkloadSpec& s = Spec(i);
     order.push_back({s.priority, s.creation_time, s.key, i});
   }
   std::sort(order.begin(), order.end(), [](const Order& x, const Order& y) { return InSchedulingOrder(x, y); });
@@ -1108,7 +1116,7 @@ void Scheduler::SortPending(std::vector<uint32_t>& pending) const {
 }
 
 bool Scheduler::GivenOrderUsable() const {
-  const size_t n = snap_.workloads.size();
+  const size_t n = WorkloadCount();
   if (snap_.order.size() != n) return false;
   std::vector<bool> seen(n, false);
   for (uint32_t i : snap_.order) {
@@ -1119,21 +1127,22 @@ bool Scheduler::GivenOrderUsable() const {
 }
 
 bool Scheduler::NothingWaits() const {
-  return std::all_of(snap_.workloads.begin(), snap_.workloads.end(),
-                     [](const WorkloadSpec& w) { return w.admission.has_value(); });
+  for (size_t i = 0; i < WorkloadCount(); ++i)
+    if (!Spec(i).admission) return false;
+  return true;
 }
 
 size_t Scheduler::MakeEntries() {
   std::unordered_map<std::string, int> cq_by_name;
   for (size_t i = 0; i < cqs_.size(); ++i) cq_by_name[cqs_[i].spec->name] = static_cast<int>(i);
-  const size_t n = snap_.workloads.size();
+  const size_t n = WorkloadCount();
   by_index_.resize(n);
   size_t admitted_count = 0;
   bool last_cq_known = false;
   std::string_view last_cq_name;
   int last_cq_node = -1;
   for (size_t i = 0; i < n; ++i) {
-    const WorkloadSpec* s = &snap_.workloads[i];
+    const WorkloadSpec* s = &Spec(i);
     Workload& w = by_index_[i];
     w.spec = s;
     w.index = static_cast<uint32_t>(i);
@@ -1159,7 +1168,7 @@ size_t Scheduler::MakeEntries() {
 size_t Scheduler::LayOutWorkloads() {
   // (Made in the snapshot's order, which reads the large specs front to back, then laid out.)
   const size_t first_pending = MakeEntries();
-  const size_t n = snap_.workloads.size();
+  const size_t n = WorkloadCount();
   wls_.reserve(n);
   for (Workload& w : by_index_)
     if (w.admitted) wls_.push_back(std::move(w));

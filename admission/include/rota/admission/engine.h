@@ -33,6 +33,10 @@ struct AdmitDecision {
   std::string cluster_queue;
   std::vector<PodSetAdmission> pod_sets;
   bool borrowing = false;  // uses quota beyond its queue's nominal quota
+  // Admitted in the pass's first round (within its ClusterQueue's nominal quota, without
+  // borrowing or preempting), which comes before the rest in admission order.
+  bool first_round = false;
+  size_t index = 0;  // the workload's place in Snapshot::workloads (or workload_refs)
 };
 
 enum class PreemptionReason {

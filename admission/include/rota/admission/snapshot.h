@@ -188,6 +188,10 @@ struct Snapshot {
   std::vector<CohortSpec> cohorts;  // cohorts named only by ClusterQueues exist implicitly
   std::vector<ClusterQueueSpec> cluster_queues;
   std::vector<WorkloadSpec> workloads;  // pending and admitted
+  // Instead of `workloads` (used when that is empty): the workloads where the maker keeps them,
+  // unchanged while the pass runs and its decisions are read. Indices (`order`,
+  // PendingDecision::index) then count in this list.
+  std::vector<const WorkloadSpec*> workload_refs;
   bool fair_sharing = false;
   std::vector<BudgetPool> budget_pools;         // what WorkloadSpec::budget_charges draw on
   AdmissionFairSharing admission_fair_sharing;  // WorkloadSpec::fair_queue indexes its queues

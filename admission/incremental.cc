@@ -1,0 +1,510 @@
+#include "rota/admission/incremental.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <numeric>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+namespace rota::admission {
+namespace {
+
+// A workload as the scheduler keeps it. Replaced, not changed, by Upsert: a part's decisions
+// point at the one they were made for.
+struct Stored {
+  WorkloadSpec spec;
+  uint32_t slot = 0;
+  size_t part = 0;
+  bool member = false;  // still in its part (false once removed or replaced)
+  int32_t cq = -1;      // its ClusterQueue's number (QueueInfo), or -1
+};
+
+// A waiting workload's decision as its part keeps it.
+struct Waiting {
+  int32_t priority;
+  int64_t creation_time;
+  std::string_view key;  // (these three for InSchedulingOrder)
+  const Stored* w;
+  std::string_view reason, message;  // into the part's texts, a stored spec, or static text
+  int32_t cq;                        // for its position: its ClusterQueue's number, or -1
+  uint32_t slot;                     // (copied: the passes over thousands of these read no spec)
+};
+
+bool Before(const Waiting& a, const Waiting& b) { return InSchedulingOrder(a, b); }
+
+// The ClusterQueues of one cohort tree (or one queue without a cohort), their workloads, what
+// changed since they were last decided, and those decisions.
+struct Part {
+  // Its flavors, cohorts and queues; each pass of it names its workloads (workload_refs).
+  Snapshot snapshot;
+  std::unique_ptr<Workspace> workspace = std::make_unique<Workspace>();
+  bool min_runtime = false;  // a queue protects recent admissions: time changes its decisions
+  std::unordered_set<const Stored*> admitted;
+  // Changes since the last decisions.
+  bool whole = true;                 // decide it again whole
+  std::vector<const Stored*> added;  // waiting workloads (some may have been removed since)
+  // Waiting workloads removed (the entries of `waiting` to drop; found by address, which reads
+  // no spec: those are scattered, and the lists are long).
+  std::vector<const Stored*> removed;
+  // Whether a `waiting` entry is one of `removed` (sorted).
+  bool Removed(const Waiting& w) const { return std::binary_search(removed.begin(), removed.end(), w.w); }
+  // The last decisions (admissions and victims in their order, waiting in scheduling order).
+  std::vector<AdmitDecision> admissions;
+  std::vector<Waiting> admission_order;  // per admission: its workload's order (reason unused)
+  std::vector<PreemptDecision> preemptions;
+  std::vector<Waiting> waiting;
+  std::vector<std::deque<std::string>> texts;  // of the passes `waiting` came from
+
+  bool Quiet() const { return admissions.empty() && preemptions.empty(); }
+  bool Changed() const { return whole || !added.empty() || !removed.empty(); }
+};
+
+struct QueueInfo {
+  size_t part = 0;
+  int32_t number = 0;
+  bool strict = false;
+};
+
+}  // namespace
+
+struct IncrementalScheduler::State {
+  std::vector<FlavorSpec> flavors;
+  std::vector<CohortSpec> cohorts;
+  std::vector<ClusterQueueSpec> queues;
+  bool duplicate_queues = false;
+  bool fair_sharing = false;
+  std::vector<BudgetPool> budget_pools;
+  AdmissionFairSharing admission_fair_sharing;
+  int64_t now = 0;
+
+  std::unordered_map<std::string, QueueInfo> queue_info;
+  std::vector<Part> parts;  // the last one holds the workloads of no known ClusterQueue
+  std::unordered_map<std::string, std::unique_ptr<Stored>> by_key;
+  std::vector<Stored*> slots;
+  std::vector<uint32_t> free_slots;
+  std::vector<std::unique_ptr<Stored>> replaced;  // kept until the parts have let go of them
+  ShapeTable shapes;                              // (its own numbers: the caller's are ignored)
+  Snapshot whole_snapshot;                        // a whole-cluster pass's, which its views point into
+  std::vector<PendingDecision> recycled;          // a pending list handed back (Recycle)
+  PassStats stats;
+
+  bool WholeClusterOnly() const {
+    return fair_sharing || !budget_pools.empty() || !admission_fair_sharing.queues.empty() || duplicate_queues;
+  }
+  const std::string& QueueOf(const WorkloadSpec& w) const {
+    return w.admission ? w.admission->cluster_queue : w.cluster_queue;
+  }
+  size_t PartOf(const WorkloadSpec& w) const {
+    auto it = queue_info.find(QueueOf(w));
+    return it == queue_info.end() ? parts.size() - 1 : it->second.part;
+  }
+  bool Strict(const WorkloadSpec& w) const {
+    auto it = queue_info.find(QueueOf(w));
+    return it != queue_info.end() && it->second.strict;
+  }
+
+  void MakeParts();
+  void Attach(Stored* s);
+  void Detach(Stored* s);
+  Decisions Decide(Part& p, const std::vector<const Stored*>& workloads, bool ordered) const;
+  // Keeps the decisions `d` made on `from` (whose entries from `first_known` on are also
+  // `known`'s, as Waiting entries) in `p`.
+  void Keep(Part& p, const std::vector<const Stored*>& from, Decisions& d, size_t first_known = 0,
+            const std::vector<Waiting>& known = {}) const;
+  void DecideWhole(Part& p);
+  bool DecideNew(Part& p);
+  Decisions Merge();
+  Decisions WholeCluster(const ScheduleLimits& limits);
+};
+
+namespace {
+
+// Union-find over queue and cohort names: the parts are its classes that hold a queue.
+class Classes {
+ public:
+  std::string Find(const std::string& x) {
+    auto it = parent_.find(x);
+    if (it == parent_.end()) {
+      parent_[x] = x;
+      return x;
+    }
+    if (it->second == x) return x;
+    std::string root = Find(it->second);
+    parent_[x] = root;
+    return root;
+  }
+  void Join(const std::string& a, const std::string& b) {
+    const std::string ra = Find(a), rb = Find(b);
+    if (ra != rb) parent_[ra] = rb;
+  }
+
+ private:
+  std::unordered_map<std::string, std::string> parent_;
+};
+
+}  // namespace
+
+void IncrementalScheduler::State::MakeParts() {
+  // Queue and cohort names live in one namespace here; a queue is told from a cohort of the same
+  // name by a prefix.
+  Classes classes;
+  for (const auto& q : queues) {
+    classes.Find("q/" + q.name);
+    if (!q.cohort.empty()) classes.Join("q/" + q.name, "c/" + q.cohort);
+  }
+  for (const auto& c : cohorts)
+    if (!c.parent.empty()) classes.Join("c/" + c.name, "c/" + c.parent);
+  std::map<std::string, size_t> part_of_class;
+  parts.clear();
+  queue_info.clear();
+  std::unordered_set<std::string> names;
+  duplicate_queues = false;
+  for (const auto& q : queues) {
+    auto [it, fresh] = part_of_class.emplace(classes.Find("q/" + q.name), parts.size());
+    if (fresh) parts.emplace_back().snapshot.flavors = flavors;
+    Part& p = parts[it->second];
+    p.snapshot.cluster_queues.push_back(q);
+    p.min_runtime = p.min_runtime || q.preempt_min_runtime > 0 || q.reclaim_min_runtime > 0;
+    duplicate_queues = duplicate_queues || !names.insert(q.name).second;
+    queue_info[q.name] = {it->second, static_cast<int32_t>(queue_info.size()),
+                          q.queueing_strategy == QueueingStrategy::kStrictFIFO};
+  }
+  for (const auto& c : cohorts) {
+    auto it = part_of_class.find(classes.Find("c/" + c.name));
+    if (it != part_of_class.end()) parts[it->second].snapshot.cohorts.push_back(c);
+  }
+  parts.emplace_back().snapshot.flavors = flavors;  // the workloads of no known ClusterQueue
+  for (auto& [key, s] : by_key) Attach(s.get());
+}
+
+void IncrementalScheduler::State::Attach(Stored* s) {
+  s->part = PartOf(s->spec);
+  s->member = true;
+  auto q = queue_info.find(s->spec.cluster_queue);
+  s->cq = q == queue_info.end() ? -1 : q->second.number;
+  Part& p = parts[s->part];
+  if (s->spec.admission) {
+    p.admitted.insert(s);
+    p.whole = true;
+    return;
+  }
+  p.added.push_back(s);
+  if (Strict(s->spec)) p.whole = true;
+}
+
+void IncrementalScheduler::State::Detach(Stored* s) {
+  s->member = false;
+  Part& p = parts[s->part];
+  if (p.admitted.erase(s)) {
+    p.whole = true;
+    return;
+  }
+  p.removed.push_back(s);
+  if (Strict(s->spec)) p.whole = true;
+}
+
+Decisions IncrementalScheduler::State::Decide(Part& p, const std::vector<const Stored*>& workloads,
+                                              bool ordered) const {
+  Snapshot& snap = p.snapshot;
+  snap.workload_refs.clear();
+  for (const Stored* s : workloads) snap.workload_refs.push_back(&s->spec);
+  snap.order.resize(ordered ? workloads.size() : 0);
+  std::iota(snap.order.begin(), snap.order.end(), 0u);
+  snap.now = now;
+  return Schedule(snap, *p.workspace);
+}
+
+void IncrementalScheduler::State::Keep(Part& p, const std::vector<const Stored*>& from, Decisions& d,
+                                       size_t first_known, const std::vector<Waiting>& known) const {
+  for (AdmitDecision& a : d.admitted) {
+    const Stored* s = from[a.index];
+    p.admission_order.push_back({s->spec.priority, s->spec.creation_time, s->spec.key, s, {}, {}, -1, s->slot});
+    p.admissions.push_back(std::move(a));
+  }
+  for (PreemptDecision& v : d.preempted) p.preemptions.push_back(std::move(v));
+  std::vector<Waiting> fresh;
+  fresh.reserve(d.pending.size());
+  for (const PendingDecision& w : d.pending) {
+    if (w.index >= first_known && w.index - first_known < known.size()) {
+      fresh.push_back(known[w.index - first_known]);  // (copied: reading the spec costs a cache miss)
+      fresh.back().reason = w.reason;
+      fresh.back().message = w.message;
+      continue;
+    }
+    const Stored* s = from[w.index];
+    fresh.push_back({s->spec.priority, s->spec.creation_time, s->spec.key, s, w.reason, w.message, s->cq, s->slot});
+  }
+  if (!d.texts.empty()) p.texts.push_back(std::move(d.texts));  // (a deque's strings stay put)
+  if (p.waiting.empty()) {
+    p.waiting = std::move(fresh);
+    return;
+  }
+  std::vector<Waiting> merged;  // (both lists are in scheduling order)
+  merged.reserve(p.waiting.size() + fresh.size());
+  std::merge(p.waiting.begin(), p.waiting.end(), fresh.begin(), fresh.end(), std::back_inserter(merged), Before);
+  p.waiting = std::move(merged);
+}
+
+void IncrementalScheduler::State::DecideWhole(Part& p) {
+  // The admitted first, then the waiting in scheduling order: those listed as waiting last time
+  // that are still there, merged with those added since and those admitted last time whose
+  // admission the caller did not take.
+  std::vector<Waiting> listed, added;
+  listed.reserve(p.waiting.size());
+  std::sort(p.removed.begin(), p.removed.end());
+  for (const Waiting& w : p.waiting)
+    if (!p.Removed(w)) listed.push_back(w);
+  auto add = [&added](const Stored* s) {
+    if (s->member) added.push_back({s->spec.priority, s->spec.creation_time, s->spec.key, s, {}, {}, s->cq, s->slot});
+  };
+  for (const Stored* s : p.added) add(s);
+  for (const Waiting& a : p.admission_order) add(a.w);
+  std::sort(added.begin(), added.end(), Before);
+  std::vector<Waiting> waiting;
+  waiting.reserve(listed.size() + added.size());
+  std::merge(listed.begin(), listed.end(), added.begin(), added.end(), std::back_inserter(waiting), Before);
+  std::vector<const Stored*> from(p.admitted.begin(), p.admitted.end());
+  from.reserve(from.size() + waiting.size());
+  for (const Waiting& w : waiting) from.push_back(w.w);
+  p.admissions.clear();
+  p.admission_order.clear();
+  p.preemptions.clear();
+  p.waiting.clear();
+  p.texts.clear();
+  p.added.clear();
+  p.removed.clear();
+  p.whole = false;
+  if (from.empty()) return;
+  Decisions d = Decide(p, from, true);
+  Keep(p, from, d, p.admitted.size(), waiting);
+}
+
+bool IncrementalScheduler::State::DecideNew(Part& p) {
+  if (!p.removed.empty()) {
+    std::sort(p.removed.begin(), p.removed.end());
+    std::erase_if(p.waiting, [&p](const Waiting& w) { return p.Removed(w); });
+    p.removed.clear();
+  }
+  std::vector<const Stored*> from(p.admitted.begin(), p.admitted.end());
+  const size_t admitted = from.size();
+  for (const Stored* s : p.added)
+    if (s->member) from.push_back(s);  // (not one added and removed since)
+  if (from.size() == admitted) {
+    p.added.clear();
+    return true;
+  }
+  Decisions d = Decide(p, from, false);
+  if (!d.admitted.empty() || !d.preempted.empty()) {
+    // The part's quota changes before some of its older workloads are considered: all again.
+    DecideWhole(p);
+    return false;
+  }
+  p.added.clear();
+  Keep(p, from, d);
+  return true;
+}
+
+Decisions IncrementalScheduler::State::Merge() {
+  Decisions out;
+  // Admissions: the first round's, then the rest, each in scheduling order (as Schedule admits);
+  // a part's victims follow the admission they were chosen for.
+  struct Ref {
+    size_t part, i;
+  };
+  std::vector<Ref> refs;
+  for (size_t p = 0; p < parts.size(); ++p)
+    for (size_t i = 0; i < parts[p].admissions.size(); ++i) refs.push_back({p, i});
+  std::sort(refs.begin(), refs.end(), [this](const Ref& x, const Ref& y) {
+    const bool fx = parts[x.part].admissions[x.i].first_round, fy = parts[y.part].admissions[y.i].first_round;
+    if (fx != fy) return fx;
+    return Before(parts[x.part].admission_order[x.i], parts[y.part].admission_order[y.i]);
+  });
+  std::vector<size_t> victim(parts.size(), 0);
+  for (const Ref& r : refs) {
+    const Part& p = parts[r.part];
+    out.admitted.push_back(p.admissions[r.i]);
+    size_t& v = victim[r.part];
+    while (v < p.preemptions.size() && p.preemptions[v].preemptor == p.admissions[r.i].workload)
+      out.preempted.push_back(p.preemptions[v++]);
+  }
+  // Waiting workloads: the parts' lists merged in scheduling order, with places in their queues.
+  // A part's run of workloads that go before every other part's next one is taken at once.
+  auto later = [this](const Ref& x, const Ref& y) {
+    return Before(parts[y.part].waiting[y.i], parts[x.part].waiting[x.i]);
+  };
+  std::priority_queue<Ref, std::vector<Ref>, decltype(later)> heads(later);
+  size_t total = 0;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    total += parts[p].waiting.size();
+    if (!parts[p].waiting.empty()) heads.push({p, 0});
+  }
+  out.pending.swap(recycled);
+  out.pending.clear();
+  out.pending.reserve(total);
+  std::vector<int32_t> queued(queue_info.size(), 0);
+  while (!heads.empty()) {
+    Ref r = heads.top();
+    heads.pop();
+    const std::vector<Waiting>& list = parts[r.part].waiting;
+    const Waiting* bound = heads.empty() ? nullptr : &parts[heads.top().part].waiting[heads.top().i];
+    do {
+      const Waiting& w = list[r.i];
+      out.pending.push_back({w.key, w.reason, w.message, w.slot, w.cq < 0 ? -1 : queued[w.cq]++});
+      ++r.i;
+    } while (r.i < list.size() && (!bound || Before(list[r.i], *bound)));
+    if (r.i < list.size()) heads.push(r);
+  }
+  return out;
+}
+
+Decisions IncrementalScheduler::State::WholeCluster(const ScheduleLimits& limits) {
+  whole_snapshot = Snapshot{};
+  whole_snapshot.flavors = flavors;
+  whole_snapshot.cohorts = cohorts;
+  whole_snapshot.cluster_queues = queues;
+  whole_snapshot.fair_sharing = fair_sharing;
+  whole_snapshot.budget_pools = budget_pools;
+  whole_snapshot.admission_fair_sharing = admission_fair_sharing;
+  whole_snapshot.now = now;
+  std::vector<uint32_t> slot_of;
+  whole_snapshot.workloads.reserve(by_key.size());
+  for (const auto& [key, s] : by_key) {
+    whole_snapshot.workloads.push_back(s->spec);
+    slot_of.push_back(s->slot);
+  }
+  Workspace workspace;
+  Decisions d = Schedule(whole_snapshot, workspace, limits);
+  for (PendingDecision& p : d.pending) p.index = slot_of[p.index];
+  return d;
+}
+
+IncrementalScheduler::IncrementalScheduler() : state_(std::make_unique<State>()) { state_->MakeParts(); }
+IncrementalScheduler::~IncrementalScheduler() = default;
+
+void IncrementalScheduler::SetQueues(std::vector<FlavorSpec> flavors, std::vector<CohortSpec> cohorts,
+                                     std::vector<ClusterQueueSpec> cluster_queues) {
+  state_->flavors = std::move(flavors);
+  state_->cohorts = std::move(cohorts);
+  state_->queues = std::move(cluster_queues);
+  state_->MakeParts();
+}
+
+void IncrementalScheduler::SetFairSharing(bool on) { state_->fair_sharing = on; }
+void IncrementalScheduler::SetBudgetPools(std::vector<BudgetPool> pools) { state_->budget_pools = std::move(pools); }
+void IncrementalScheduler::SetAdmissionFairSharing(AdmissionFairSharing fair_sharing) {
+  state_->admission_fair_sharing = std::move(fair_sharing);
+}
+
+void IncrementalScheduler::SetNow(int64_t now) {
+  if (now == state_->now) return;
+  state_->now = now;
+  // Time decides who may be preempted (minimum runtimes) and which victims are chosen (the
+  // work each would lose), nothing else.
+  for (Part& p : state_->parts)
+    if (p.min_runtime || !p.preemptions.empty()) p.whole = true;
+}
+
+void IncrementalScheduler::Upsert(WorkloadSpec w) {
+  State& st = *state_;
+  auto it = st.by_key.find(w.key);
+  uint32_t slot;
+  if (it != st.by_key.end()) {
+    st.Detach(it->second.get());
+    slot = it->second->slot;
+    st.replaced.push_back(std::move(it->second));
+    it->second = std::make_unique<Stored>();
+  } else if (!st.free_slots.empty()) {
+    slot = st.free_slots.back();
+    st.free_slots.pop_back();
+    it = st.by_key.emplace(w.key, std::make_unique<Stored>()).first;
+  } else {
+    slot = static_cast<uint32_t>(st.slots.size());
+    st.slots.push_back(nullptr);
+    it = st.by_key.emplace(w.key, std::make_unique<Stored>()).first;
+  }
+  Stored* s = it->second.get();
+  w.shape = st.shapes.Of(w);
+  s->spec = std::move(w);
+  s->slot = slot;
+  st.slots[slot] = s;
+  st.Attach(s);
+}
+
+void IncrementalScheduler::Remove(std::string_view key) {
+  State& st = *state_;
+  auto it = st.by_key.find(std::string(key));
+  if (it == st.by_key.end()) return;
+  st.Detach(it->second.get());
+  st.slots[it->second->slot] = nullptr;
+  st.free_slots.push_back(it->second->slot);
+  st.replaced.push_back(std::move(it->second));
+  st.by_key.erase(it);
+}
+
+const WorkloadSpec* IncrementalScheduler::Find(std::string_view key) const {
+  auto it = state_->by_key.find(std::string(key));
+  return it == state_->by_key.end() ? nullptr : &it->second->spec;
+}
+
+size_t IncrementalScheduler::size() const { return state_->by_key.size(); }
+
+const WorkloadSpec* IncrementalScheduler::Slot(size_t slot) const {
+  return slot < state_->slots.size() && state_->slots[slot] ? &state_->slots[slot]->spec : nullptr;
+}
+
+const IncrementalScheduler::PassStats& IncrementalScheduler::last_pass() const { return state_->stats; }
+
+void IncrementalScheduler::Recycle(Decisions&& decisions) {
+  if (decisions.pending.capacity() > state_->recycled.capacity()) state_->recycled.swap(decisions.pending);
+}
+
+Decisions IncrementalScheduler::Pass(const ScheduleLimits& limits) {
+  State& st = *state_;
+  st.stats = PassStats{};
+  st.stats.parts = st.parts.size();
+  if (st.WholeClusterOnly()) {
+    // (The parts are decided whole once they are used again; until then they only keep which
+    // waiting workloads they hold, in `waiting` and `added`.)
+    for (Part& p : st.parts) {
+      std::sort(p.removed.begin(), p.removed.end());
+      std::erase_if(p.waiting, [&p](const Waiting& w) { return p.Removed(w); });
+      for (const Waiting& a : p.admission_order) p.added.push_back(a.w);
+      std::erase_if(p.added, [](const Stored* w) { return !w->member; });
+      p.admissions.clear();
+      p.admission_order.clear();
+      p.preemptions.clear();
+      p.removed.clear();
+      p.whole = true;
+    }
+    st.replaced.clear();
+    st.stats.whole = true;
+    return st.WholeCluster(limits);
+  }
+  size_t changes = 0;
+  for (Part& p : st.parts) {
+    if (!p.Changed()) {
+      ++st.stats.reused;
+    } else if (p.whole || !p.Quiet()) {
+      st.DecideWhole(p);
+      ++st.stats.decided;
+    } else if (st.DecideNew(p)) {
+      ++st.stats.new_only;
+    } else {
+      ++st.stats.decided;
+    }
+    changes += p.admissions.size() + p.preemptions.size();
+  }
+  st.replaced.clear();  // (no part points at a replaced workload any more)
+  if (limits.max_changes > 0 && changes >= limits.max_changes) {
+    // The pass would stop at its limit partway through some part's workloads.
+    st.stats.whole = true;
+    return st.WholeCluster(limits);
+  }
+  return st.Merge();
+}
+
+}  // namespace rota::admission
