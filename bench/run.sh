@@ -13,7 +13,7 @@ BUILD=${1:-$REPO/build}
 echo "== bench/replay.sh (rota replay on the shipped traces)"
 "$REPO/bench/replay.sh" "$BUILD" || echo "(skipped: no traces)"
 
-for b in "$BUILD"/bin/rota_bench_quantity "$BUILD"/bin/rota_bench_engine "$BUILD"/bin/rota_bench_engine_passes \
+for b in "$BUILD"/bin/rota_bench_quantity "$BUILD"/bin/rota_bench_engine "$BUILD"/bin/rota_bench_engine_passes "$BUILD"/bin/rota_bench_incremental \
          "$BUILD"/bin/rota_bench_parse "$BUILD"/bin/rota_bench_cache_memory; do
   echo "== $(basename "$b")"
   "$b" --benchmark_counters_tabular=true
