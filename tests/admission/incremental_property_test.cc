@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -284,6 +286,51 @@ TEST(IncrementalSchedulerTest, KeepsAPartThatDidNotChange) {
   EXPECT_EQ(second.pending[2].position, 1);
   EXPECT_EQ(s.last_pass().reused, 2u);  // b's part, and the part of no queue
   EXPECT_EQ(s.last_pass().new_only, 1u);
+}
+
+// Which victims a preemption takes can depend on the time alone: of those it could give back, the
+// one that would lose the most work goes first, and work lost grows with time at the rate of what
+// each holds. A part whose last decisions preempted is decided again when time passes.
+TEST(IncrementalSchedulerTest, DecidesVictimsAgainWhenTimePasses) {
+  IncrementalScheduler s;
+  ResourceGroupSpec group;
+  group.covered_resources = {"nvidia.com/gpu"};
+  group.flavors = {FlavorQuotaSpec{"gpu", {QuotaSpec{"nvidia.com/gpu", 6 * kUnit, std::nullopt, std::nullopt}}}};
+  ClusterQueueSpec q;
+  q.name = "team";
+  q.resource_groups = {group};
+  q.within_cluster_queue = WithinClusterQueue::kLowerPriority;
+  s.SetQueues({FlavorSpec{"gpu", {}, {}}}, {}, {q});
+  auto workload = [](const std::string& key, int64_t gpus, int32_t priority, std::optional<int64_t> admitted_at) {
+    WorkloadSpec w;
+    w.key = key;
+    w.cluster_queue = "team";
+    w.priority = priority;
+    PodSetSpec ps;
+    ps.per_pod["nvidia.com/gpu"] = gpus * kUnit;
+    w.pod_sets = {ps};
+    if (admitted_at) {
+      w.admission =
+          AdmissionSpec{"team", {{"main", 1, {{"nvidia.com/gpu", "gpu"}}, {{"nvidia.com/gpu", gpus * kUnit}}}}};
+      w.admission_time = *admitted_at;
+    }
+    return w;
+  };
+  // Taken in order of the time since each saved its work (v, u, w), then one given back: u at
+  // time 10 (it would lose 5 GPU-seconds, v 2), v at time 20 (v 22, u 15).
+  s.Upsert(workload("ns/v", 2, 0, 9));
+  s.Upsert(workload("ns/u", 1, 0, 5));
+  s.Upsert(workload("ns/w", 3, 0, 0));
+  s.Upsert(workload("ns/p", 4, 1, std::nullopt));
+  auto victims = [&s] {
+    std::set<std::string> out;
+    for (const auto& p : s.Pass().preempted) out.insert(p.workload);
+    return out;
+  };
+  s.SetNow(10);
+  EXPECT_EQ(victims(), (std::set<std::string>{"ns/v", "ns/w"}));
+  s.SetNow(20);
+  EXPECT_EQ(victims(), (std::set<std::string>{"ns/u", "ns/w"}));
 }
 
 }  // namespace
