@@ -201,6 +201,7 @@ struct ClusterQueue {
   // A cached failed preemption search, valid while the tree is unchanged.
   uint64_t failed_version = ~0ull;
   int32_t failed_priority = 0;
+  bool failed_preemptible = true;
   Needs failed_needs;
 };
 
@@ -817,8 +818,11 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
   Workload& w = wls_[wi];
   ClusterQueue& cq = cqs_[cq_of_node_.at(w.cq)];
   const WorkloadSpec& ws = *w.spec;
-  // A search that failed for an unchanged tree fails again for a lower priority and a larger need.
-  if (cq.failed_version == tree_.TreeVersion(cq.node) && ws.priority <= cq.failed_priority) {
+  // A search that failed for an unchanged tree fails again for a lower priority and a larger need
+  // of the same resources and flavors (another one may find other victims) in the same tier (the
+  // critical tier must also stay within nominal quota).
+  if (cq.failed_version == tree_.TreeVersion(cq.node) && ws.priority <= cq.failed_priority &&
+      ws.preemptible == cq.failed_preemptible && needs.size() == cq.failed_needs.size()) {
     bool larger = std::all_of(cq.failed_needs.begin(), cq.failed_needs.end(), [&](const auto& fn) {
       for (const auto& [fr, a] : needs)
         if (fr == fn.first) return a >= fn.second;
@@ -935,6 +939,7 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
     tree_.RestoreVersions(saved);  // usage is exactly as it was
     cq.failed_version = tree_.TreeVersion(cq.node);
     cq.failed_priority = ws.priority;
+    cq.failed_preemptible = ws.preemptible;
     cq.failed_needs = needs;
     return std::nullopt;
   }

@@ -43,6 +43,9 @@ struct Part {
   Snapshot snapshot;
   std::unique_ptr<Workspace> workspace = std::make_unique<Workspace>();
   bool min_runtime = false;  // a queue protects recent admissions: time changes its decisions
+  // The latest save (admission or checkpoint) of its admitted workloads: a victim saved after the
+  // pass's time counts as saved at it, which time passing changes.
+  int64_t latest_save = 0;
   std::unordered_set<const Stored*> admitted;
   // Changes since the last decisions.
   bool whole = true;                 // decide it again whole
@@ -57,7 +60,10 @@ struct Part {
   std::vector<Waiting> admission_order;  // per admission: its workload's order (reason unused)
   std::vector<PreemptDecision> preemptions;
   std::vector<Waiting> waiting;
-  std::vector<std::deque<std::string>> texts;  // of the passes `waiting` came from
+  // The texts `waiting` points into: the last whole decision's, and those of workloads decided
+  // since, kept once each (look-alikes share their reasons).
+  std::deque<std::string> texts;
+  std::unordered_set<std::string> added_texts;
 
   bool Quiet() const { return admissions.empty() && preemptions.empty(); }
   bool Changed() const { return whole || !added.empty() || !removed.empty(); }
@@ -113,7 +119,10 @@ struct IncrementalScheduler::State {
   Decisions Decide(Part& p, const std::vector<const Stored*>& workloads, bool ordered) const;
   // Keeps the decisions `d` made on `from` (whose entries from `first_known` on are also
   // `known`'s, as Waiting entries) in `p`.
-  void Keep(Part& p, const std::vector<const Stored*>& from, Decisions& d, size_t first_known = 0,
+  static std::string_view Intern(Part& p, std::string_view text) {
+    return text.empty() ? text : std::string_view(*p.added_texts.emplace(text).first);
+  }
+  void Keep(Part& p, const std::vector<const Stored*>& from, Decisions& d, bool whole, size_t first_known = 0,
             const std::vector<Waiting>& known = {}) const;
   void DecideWhole(Part& p);
   bool DecideNew(Part& p);
@@ -189,6 +198,7 @@ void IncrementalScheduler::State::Attach(Stored* s) {
   Part& p = parts[s->part];
   if (s->spec.admission) {
     p.admitted.insert(s);
+    p.latest_save = std::max({p.latest_save, s->spec.admission_time, s->spec.last_checkpoint});
     p.whole = true;
     return;
   }
@@ -218,11 +228,12 @@ Decisions IncrementalScheduler::State::Decide(Part& p, const std::vector<const S
   return Schedule(snap, *p.workspace);
 }
 
-void IncrementalScheduler::State::Keep(Part& p, const std::vector<const Stored*>& from, Decisions& d,
+void IncrementalScheduler::State::Keep(Part& p, const std::vector<const Stored*>& from, Decisions& d, bool whole,
                                        size_t first_known, const std::vector<Waiting>& known) const {
   for (AdmitDecision& a : d.admitted) {
     const Stored* s = from[a.index];
     p.admission_order.push_back({s->spec.priority, s->spec.creation_time, s->spec.key, s, {}, {}, -1, s->slot});
+    a.index = s->slot;
     p.admissions.push_back(std::move(a));
   }
   for (PreemptDecision& v : d.preempted) p.preemptions.push_back(std::move(v));
@@ -238,7 +249,14 @@ void IncrementalScheduler::State::Keep(Part& p, const std::vector<const Stored*>
     const Stored* s = from[w.index];
     fresh.push_back({s->spec.priority, s->spec.creation_time, s->spec.key, s, w.reason, w.message, s->cq, s->slot});
   }
-  if (!d.texts.empty()) p.texts.push_back(std::move(d.texts));  // (a deque's strings stay put)
+  if (whole) {
+    p.texts = std::move(d.texts);  // (a whole decision: a deque's strings stay where they are)
+  } else {
+    for (Waiting& w : fresh) {
+      w.reason = Intern(p, w.reason);
+      w.message = Intern(p, w.message);
+    }
+  }
   if (p.waiting.empty()) {
     p.waiting = std::move(fresh);
     return;
@@ -275,12 +293,13 @@ void IncrementalScheduler::State::DecideWhole(Part& p) {
   p.preemptions.clear();
   p.waiting.clear();
   p.texts.clear();
+  p.added_texts.clear();
   p.added.clear();
   p.removed.clear();
   p.whole = false;
   if (from.empty()) return;
   Decisions d = Decide(p, from, true);
-  Keep(p, from, d, p.admitted.size(), waiting);
+  Keep(p, from, d, true, p.admitted.size(), waiting);
 }
 
 bool IncrementalScheduler::State::DecideNew(Part& p) {
@@ -304,7 +323,7 @@ bool IncrementalScheduler::State::DecideNew(Part& p) {
     return false;
   }
   p.added.clear();
-  Keep(p, from, d);
+  Keep(p, from, d, false);
   return true;
 }
 
@@ -378,6 +397,7 @@ Decisions IncrementalScheduler::State::WholeCluster(const ScheduleLimits& limits
   }
   Workspace workspace;
   Decisions d = Schedule(whole_snapshot, workspace, limits);
+  for (AdmitDecision& a : d.admitted) a.index = slot_of[a.index];
   for (PendingDecision& p : d.pending) p.index = slot_of[p.index];
   return d;
 }
@@ -400,12 +420,18 @@ void IncrementalScheduler::SetAdmissionFairSharing(AdmissionFairSharing fair_sha
 }
 
 void IncrementalScheduler::SetNow(int64_t now) {
-  if (now == state_->now) return;
+  const int64_t was = state_->now;
+  if (now == was) return;
   state_->now = now;
-  // Time decides who may be preempted (minimum runtimes) and which victims are chosen (the
-  // work each would lose), nothing else.
-  for (Part& p : state_->parts)
-    if (p.min_runtime || !p.preemptions.empty()) p.whole = true;
+  // Time decides who may be preempted (minimum runtimes), the order in which victims are tried
+  // (the time since each saved its work, counted from 0 without a time and for saves after it)
+  // and which are given back (the work each would lose). The order stays the same when both
+  // times are known and no save of the part falls between them; a part that preempted nothing
+  // then decides the same.
+  for (Part& p : state_->parts) {
+    if (p.min_runtime || !p.preemptions.empty() || was <= 0 || now <= 0 || p.latest_save > std::min(was, now))
+      p.whole = true;
+  }
 }
 
 void IncrementalScheduler::Upsert(WorkloadSpec w) {

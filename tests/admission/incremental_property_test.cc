@@ -103,10 +103,13 @@ class Cluster {
     } else if (what == 11 && !workloads_.empty()) {
       auto it = std::next(workloads_.begin(), Pick(0, static_cast<int>(workloads_.size()) - 1));
       WorkloadSpec& w = it->second;
-      if (w.admission && Pick(0, 1)) {
+      const int how = Pick(0, 2);
+      if (w.admission && how == 0) {
         w.evicted = !w.evicted;
+      } else if (w.admission && how == 1) {
+        w.last_checkpoint = now_ + Pick(-2, 2);  // (some after the pass's time: clocks differ)
       } else if (w.admission) {
-        w.last_checkpoint = now_;
+        w.cluster_queue = queues_[Pick(0, static_cast<int>(queues_.size()) - 1)].name;  // its queue moved on
       } else {
         w.priority = Pick(0, 3);
       }
@@ -117,6 +120,10 @@ class Cluster {
     } else if (what == 14 && Pick(0, 3) == 0) {
       ClusterQueueSpec& cq = queues_[Pick(0, static_cast<int>(queues_.size()) - 1)];
       cq.resource_groups = Groups(!cq.cohort.empty());
+      if (Pick(0, 3) == 0) cq.stopped = !cq.stopped;
+      if (Pick(0, 3) == 0)
+        cq.queueing_strategy = cq.queueing_strategy == QueueingStrategy::kStrictFIFO ? QueueingStrategy::kBestEffortFIFO
+                                                                                     : QueueingStrategy::kStrictFIFO;
       incremental_.SetQueues(flavors_, cohorts_, queues_);
     } else if (what == 14 && Pick(0, 2) == 0) {
       fair_sharing_ = !fair_sharing_;  // (ties the parts together: whole-cluster passes)
@@ -160,7 +167,7 @@ class Cluster {
   void Start() {
     MakeQueues();
     incremental_.SetQueues(flavors_, cohorts_, queues_);
-    now_ = 100;
+    now_ = Pick(0, 2) == 0 ? 0 : 100;  // (0: no time yet, until the first step of time)
     incremental_.SetNow(now_);
   }
 
@@ -238,6 +245,11 @@ TEST(IncrementalSchedulerTest, DecidesAsTheWholeSnapshotAfterEveryChange) {
         ASSERT_NE(w, nullptr);
         ASSERT_EQ(w->key, p.workload);
       }
+      for (const auto& a : last.admitted) {
+        const WorkloadSpec* w = c.incremental().Slot(a.index);
+        ASSERT_NE(w, nullptr);
+        ASSERT_EQ(w->key, a.workload);
+      }
       const auto& stats = c.incremental().last_pass();
       reused += stats.reused;
       new_only += stats.new_only;
@@ -286,6 +298,103 @@ TEST(IncrementalSchedulerTest, KeepsAPartThatDidNotChange) {
   EXPECT_EQ(second.pending[2].position, 1);
   EXPECT_EQ(s.last_pass().reused, 2u);  // b's part, and the part of no queue
   EXPECT_EQ(s.last_pass().new_only, 1u);
+}
+
+// A failed search for victims is not taken to fail for a workload of another tier: a critical
+// workload must also stay within its queue's nominal quota, a preemptible one need not. Removing
+// the critical one ahead changes nothing for the one behind it.
+TEST(IncrementalSchedulerTest, ACriticalWorkloadsFailedPreemptionDoesNotHoldBackOthers) {
+  ResourceGroupSpec group;
+  group.covered_resources = {"nvidia.com/gpu"};
+  group.flavors = {FlavorQuotaSpec{"gpu", {QuotaSpec{"nvidia.com/gpu", 4 * kUnit, std::nullopt, std::nullopt}}}};
+  ClusterQueueSpec a, b;
+  a.name = "a";
+  b.name = "b";
+  for (ClusterQueueSpec* q : {&a, &b}) {
+    q->cohort = "shared";
+    q->resource_groups = {group};
+    q->reclaim_within_cohort = ReclaimWithinCohort::kLowerPriority;
+    q->borrow_within_cohort = BorrowWithinCohort::kLowerPriority;
+  }
+  auto workload = [](const std::string& key, const std::string& queue, int64_t gpus, int32_t priority, bool admitted) {
+    WorkloadSpec w;
+    w.key = key;
+    w.cluster_queue = queue;
+    w.priority = priority;
+    PodSetSpec ps;
+    ps.per_pod["nvidia.com/gpu"] = gpus * kUnit;
+    w.pod_sets = {ps};
+    if (admitted)
+      w.admission =
+          AdmissionSpec{queue, {{"main", 1, {{"nvidia.com/gpu", "gpu"}}, {{"nvidia.com/gpu", gpus * kUnit}}}}};
+    return w;
+  };
+  // a holds 2 of its 4 GPUs; b borrows 2 of a's. c (critical) cannot get 3 GPUs within a's
+  // nominal quota; p, behind it, can borrow the third by taking b's quota back.
+  WorkloadSpec critical = workload("ns/c", "a", 3, 5, false);
+  critical.preemptible = false;
+  Snapshot snap;
+  snap.flavors = {FlavorSpec{"gpu", {}, {}}};
+  snap.cluster_queues = {a, b};
+  snap.workloads = {workload("ns/x", "a", 2, 9, true), workload("ns/b1", "b", 6, 0, true), critical,
+                    workload("ns/p", "a", 3, 1, false)};
+  IncrementalScheduler s;
+  s.SetQueues(snap.flavors, {}, snap.cluster_queues);
+  for (const WorkloadSpec& w : snap.workloads) s.Upsert(w);
+  const Decisions d = Schedule(snap);
+  ASSERT_EQ(d.admitted.size(), 1u);
+  EXPECT_EQ(d.admitted[0].workload, "ns/p");
+  ASSERT_EQ(d.preempted.size(), 1u);
+  EXPECT_EQ(d.preempted[0].workload, "ns/b1");
+  EXPECT_EQ(Dump(s.Pass()), Dump(d));
+}
+
+// Without a time, victims are tried most recently admitted first; with one, most recently saved
+// first (a checkpoint counts). The order can decide whether a search finds room at all: once a
+// queue no longer borrows, its other workloads are not taken for a reclaim.
+TEST(IncrementalSchedulerTest, DecidesAgainWhenTheTimeIsFirstKnown) {
+  auto queue = [](const std::string& name, int64_t gpus) {
+    ClusterQueueSpec q;
+    q.name = name;
+    q.cohort = "shared";
+    ResourceGroupSpec g;
+    g.covered_resources = {"nvidia.com/gpu"};
+    g.flavors = {FlavorQuotaSpec{"gpu", {QuotaSpec{"nvidia.com/gpu", gpus * kUnit, std::nullopt, std::nullopt}}}};
+    q.resource_groups = {g};
+    q.reclaim_within_cohort = ReclaimWithinCohort::kLowerPriority;
+    q.borrow_within_cohort = BorrowWithinCohort::kLowerPriority;
+    return q;
+  };
+  auto workload = [](const std::string& key, const std::string& queue, int64_t gpus, int32_t priority) {
+    WorkloadSpec w;
+    w.key = key;
+    w.cluster_queue = queue;
+    w.priority = priority;
+    PodSetSpec ps;
+    ps.per_pod["nvidia.com/gpu"] = gpus * kUnit;
+    w.pod_sets = {ps};
+    return w;
+  };
+  auto admitted = [&](const std::string& key, int64_t gpus, int64_t at, int64_t checkpoint) {
+    WorkloadSpec w = workload(key, "q", gpus, 0);
+    w.admission = AdmissionSpec{"q", {{"main", 1, {{"nvidia.com/gpu", "gpu"}}, {{"nvidia.com/gpu", gpus * kUnit}}}}};
+    w.admission_time = at;
+    w.last_checkpoint = checkpoint;
+    return w;
+  };
+  // q (3 GPUs) holds 4, borrowing a's one; p needs 3 in a. Without a time q1 (admitted later) is
+  // tried first, after which q borrows nothing and q2 is not taken: p waits. At time 100, q2
+  // (saved at 60) goes first and frees enough.
+  IncrementalScheduler s;
+  s.SetQueues({FlavorSpec{"gpu", {}, {}}}, {}, {queue("a", 1), queue("q", 3)});
+  s.Upsert(admitted("ns/q1", 1, 50, 0));
+  s.Upsert(admitted("ns/q2", 3, 10, 60));
+  s.Upsert(workload("ns/p", "a", 3, 1));
+  EXPECT_TRUE(s.Pass().admitted.empty());
+  s.SetNow(100);
+  const Decisions d = s.Pass();
+  ASSERT_EQ(d.admitted.size(), 1u);
+  EXPECT_EQ(d.admitted[0].workload, "ns/p");
 }
 
 // Which victims a preemption takes can depend on the time alone: of those it could give back, the

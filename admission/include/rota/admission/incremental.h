@@ -61,8 +61,8 @@ class IncrementalScheduler {
 
   // Decides as Schedule(snapshot, workspace, limits) would on a snapshot of everything set above.
   // The decisions' views (pending keys, reasons, messages) are valid until the next call of any
-  // method but the const ones. PendingDecision::index is not a place in a snapshot here: it is
-  // the workload's slot, a number it keeps while it is known (see Slot()).
+  // method but the const ones. AdmitDecision::index and PendingDecision::index are not places in
+  // a snapshot here: they are the workload's slot, a number it keeps while it is known (Slot()).
   Decisions Pass(const ScheduleLimits& limits = {});
 
   // Takes back decisions that are no longer needed, to hold the next pass's pending list (as
