@@ -34,13 +34,18 @@ class Cluster {
     cohorts_.clear();
     queues_.clear();
     const int flavors = Pick(1, 2);
-    for (int f = 0; f < flavors; ++f) flavors_.push_back({"f" + std::to_string(f), {}, {}});
+    for (int f = 0; f < flavors; ++f) {
+      flavors_.push_back({"f" + std::to_string(f), {{"pool", "f" + std::to_string(f)}}, {}});
+      if (Pick(0, 3) == 0) flavors_.back().node_taints = {Taint{"gpu", "", TaintEffect::kNoSchedule}};
+    }
     const int roots = Pick(1, 3);
     for (int r = 0; r < roots; ++r) {
       const std::string root = "root" + std::to_string(r);
       cohorts_.push_back({root, "", Pick(0, 2) == 0 ? Groups(false) : std::vector<ResourceGroupSpec>{}, 1000});
       if (Pick(0, 2) == 0) cohorts_.push_back({root + "-child", root, Groups(true), 1000});
     }
+    if (cohorts_.size() >= 2 && cohorts_[1].parent == cohorts_[0].name && Pick(0, 9) == 0)
+      cohorts_[0].parent = cohorts_[1].name;  // a cycle: its queues are inactive
     const int queues = Pick(2, 7);
     for (int q = 0; q < queues; ++q) {
       ClusterQueueSpec cq;
@@ -60,6 +65,7 @@ class Cluster {
       if (Pick(0, 12) == 0) cq.stopped = true;
       queues_.push_back(cq);
     }
+    if (Pick(0, 19) == 0) queues_.push_back(queues_.front());  // two of one name
   }
 
   void AddWorkload() {
@@ -82,8 +88,11 @@ class Cluster {
       if (p == 0 && Pick(0, 3) == 0) ps.min_count = Pick(1, ps.count);
       ps.per_pod["nvidia.com/gpu"] = Pick(0, 3) * kUnit;
       if (Pick(0, 1)) ps.per_pod["cpu"] = Pick(1, 2) * kUnit;
+      if (Pick(0, 4) == 0) ps.tolerations = {Toleration{"gpu", true, "", std::nullopt}};
+      if (Pick(0, 7) == 0) ps.node_selector = {{"pool", "f0"}};
       w.pod_sets.push_back(ps);
     }
+    if (Pick(0, 7) == 0) w.budget_charges = {BudgetCharge{0, Pick(1, 3) * kUnit}};
     if (Pick(0, 2) > 0) w.shape = static_cast<uint32_t>(shapes_.Of(w));
     workloads_[w.key] = w;
     incremental_.Upsert(w);
@@ -128,6 +137,11 @@ class Cluster {
     } else if (what == 14 && Pick(0, 2) == 0) {
       fair_sharing_ = !fair_sharing_;  // (ties the parts together: whole-cluster passes)
       incremental_.SetFairSharing(fair_sharing_);
+    } else if (what == 14 && Pick(0, 1) == 0) {
+      // A budget pool the workloads with charges draw on (without it, theirs is not known).
+      pools_ = pools_.empty() ? std::vector<BudgetPool>{{Pick(0, 6) * kUnit, "budget b is used up"}}
+                              : std::vector<BudgetPool>{};
+      incremental_.SetBudgetPools(pools_);
     } else if (!workloads_.empty()) {
       incremental_.Upsert(workloads_.begin()->second);  // the same again
     }
@@ -161,6 +175,7 @@ class Cluster {
     for (const auto& [key, w] : workloads_) s.workloads.push_back(w);
     s.now = now_;
     s.fair_sharing = fair_sharing_;
+    s.budget_pools = pools_;
     return s;
   }
 
@@ -199,6 +214,7 @@ class Cluster {
   int serial_ = 0;
   int64_t now_ = 0;
   bool fair_sharing_ = false;
+  std::vector<BudgetPool> pools_;
   IncrementalScheduler incremental_;
 };
 
@@ -236,6 +252,7 @@ TEST(IncrementalSchedulerTest, DecidesAsTheWholeSnapshotAfterEveryChange) {
       const Snapshot snap = c.Whole();
       Workspace workspace;
       const Decisions expected = Schedule(snap, workspace, limits);
+      c.incremental().Recycle(std::move(last));
       last = c.incremental().Pass(limits);
       ASSERT_EQ(Dump(last), Dump(expected))
           << "seed " << seed << " step " << step << " kept " << c.incremental().last_pass().reused << " new "
