@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -239,6 +238,36 @@ std::string Dump(const Decisions& d) {
   return out.str();
 }
 
+// For the cases below: one resource group of `gpus` GPUs in flavor "gpu".
+std::vector<ResourceGroupSpec> GpuQuota(int64_t gpus) {
+  ResourceGroupSpec g;
+  g.covered_resources = {"nvidia.com/gpu"};
+  g.flavors = {FlavorQuotaSpec{"gpu", {QuotaSpec{"nvidia.com/gpu", gpus * kUnit, std::nullopt, std::nullopt}}}};
+  return {g};
+}
+
+// A workload of one pod asking `gpus` GPUs, waiting in `queue`.
+WorkloadSpec GpuWorkload(const std::string& key, const std::string& queue, int64_t gpus, int32_t priority) {
+  WorkloadSpec w;
+  w.key = key;
+  w.cluster_queue = queue;
+  w.priority = priority;
+  PodSetSpec ps;
+  ps.per_pod["nvidia.com/gpu"] = gpus * kUnit;
+  w.pod_sets = {ps};
+  return w;
+}
+
+// The same, admitted in its queue (flavor "gpu") at `at`, last saved at `checkpoint`.
+WorkloadSpec AdmittedGpuWorkload(const std::string& key, const std::string& queue, int64_t gpus, int32_t priority,
+                                 int64_t at, int64_t checkpoint = 0) {
+  WorkloadSpec w = GpuWorkload(key, queue, gpus, priority);
+  w.admission = AdmissionSpec{queue, {{"main", 1, {{"nvidia.com/gpu", "gpu"}}, {{"nvidia.com/gpu", gpus * kUnit}}}}};
+  w.admission_time = at;
+  w.last_checkpoint = checkpoint;
+  return w;
+}
+
 TEST(IncrementalSchedulerTest, DecidesAsTheWholeSnapshotAfterEveryChange) {
   size_t reused = 0, new_only = 0, whole = 0, passes = 0;
   for (uint32_t seed = 1; seed <= 300; ++seed) {
@@ -321,40 +350,24 @@ TEST(IncrementalSchedulerTest, KeepsAPartThatDidNotChange) {
 // workload must also stay within its queue's nominal quota, a preemptible one need not. Removing
 // the critical one ahead changes nothing for the one behind it.
 TEST(IncrementalSchedulerTest, ACriticalWorkloadsFailedPreemptionDoesNotHoldBackOthers) {
-  ResourceGroupSpec group;
-  group.covered_resources = {"nvidia.com/gpu"};
-  group.flavors = {FlavorQuotaSpec{"gpu", {QuotaSpec{"nvidia.com/gpu", 4 * kUnit, std::nullopt, std::nullopt}}}};
   ClusterQueueSpec a, b;
   a.name = "a";
   b.name = "b";
   for (ClusterQueueSpec* q : {&a, &b}) {
     q->cohort = "shared";
-    q->resource_groups = {group};
+    q->resource_groups = GpuQuota(4);
     q->reclaim_within_cohort = ReclaimWithinCohort::kLowerPriority;
     q->borrow_within_cohort = BorrowWithinCohort::kLowerPriority;
   }
-  auto workload = [](const std::string& key, const std::string& queue, int64_t gpus, int32_t priority, bool admitted) {
-    WorkloadSpec w;
-    w.key = key;
-    w.cluster_queue = queue;
-    w.priority = priority;
-    PodSetSpec ps;
-    ps.per_pod["nvidia.com/gpu"] = gpus * kUnit;
-    w.pod_sets = {ps};
-    if (admitted)
-      w.admission =
-          AdmissionSpec{queue, {{"main", 1, {{"nvidia.com/gpu", "gpu"}}, {{"nvidia.com/gpu", gpus * kUnit}}}}};
-    return w;
-  };
   // a holds 2 of its 4 GPUs; b borrows 2 of a's. c (critical) cannot get 3 GPUs within a's
   // nominal quota; p, behind it, can borrow the third by taking b's quota back.
-  WorkloadSpec critical = workload("ns/c", "a", 3, 5, false);
+  WorkloadSpec critical = GpuWorkload("ns/c", "a", 3, 5);
   critical.preemptible = false;
   Snapshot snap;
   snap.flavors = {FlavorSpec{"gpu", {}, {}}};
   snap.cluster_queues = {a, b};
-  snap.workloads = {workload("ns/x", "a", 2, 9, true), workload("ns/b1", "b", 6, 0, true), critical,
-                    workload("ns/p", "a", 3, 1, false)};
+  snap.workloads = {AdmittedGpuWorkload("ns/x", "a", 2, 9, 0), AdmittedGpuWorkload("ns/b1", "b", 6, 0, 0), critical,
+                    GpuWorkload("ns/p", "a", 3, 1)};
   IncrementalScheduler s;
   s.SetQueues(snap.flavors, {}, snap.cluster_queues);
   for (const WorkloadSpec& w : snap.workloads) s.Upsert(w);
@@ -374,39 +387,19 @@ TEST(IncrementalSchedulerTest, DecidesAgainWhenTheTimeIsFirstKnown) {
     ClusterQueueSpec q;
     q.name = name;
     q.cohort = "shared";
-    ResourceGroupSpec g;
-    g.covered_resources = {"nvidia.com/gpu"};
-    g.flavors = {FlavorQuotaSpec{"gpu", {QuotaSpec{"nvidia.com/gpu", gpus * kUnit, std::nullopt, std::nullopt}}}};
-    q.resource_groups = {g};
+    q.resource_groups = GpuQuota(gpus);
     q.reclaim_within_cohort = ReclaimWithinCohort::kLowerPriority;
     q.borrow_within_cohort = BorrowWithinCohort::kLowerPriority;
     return q;
-  };
-  auto workload = [](const std::string& key, const std::string& queue, int64_t gpus, int32_t priority) {
-    WorkloadSpec w;
-    w.key = key;
-    w.cluster_queue = queue;
-    w.priority = priority;
-    PodSetSpec ps;
-    ps.per_pod["nvidia.com/gpu"] = gpus * kUnit;
-    w.pod_sets = {ps};
-    return w;
-  };
-  auto admitted = [&](const std::string& key, int64_t gpus, int64_t at, int64_t checkpoint) {
-    WorkloadSpec w = workload(key, "q", gpus, 0);
-    w.admission = AdmissionSpec{"q", {{"main", 1, {{"nvidia.com/gpu", "gpu"}}, {{"nvidia.com/gpu", gpus * kUnit}}}}};
-    w.admission_time = at;
-    w.last_checkpoint = checkpoint;
-    return w;
   };
   // q (3 GPUs) holds 4, borrowing a's one; p needs 3 in a. Without a time q1 (admitted later) is
   // tried first, after which q borrows nothing and q2 is not taken: p waits. At time 100, q2
   // (saved at 60) goes first and frees enough.
   IncrementalScheduler s;
   s.SetQueues({FlavorSpec{"gpu", {}, {}}}, {}, {queue("a", 1), queue("q", 3)});
-  s.Upsert(admitted("ns/q1", 1, 50, 0));
-  s.Upsert(admitted("ns/q2", 3, 10, 60));
-  s.Upsert(workload("ns/p", "a", 3, 1));
+  s.Upsert(AdmittedGpuWorkload("ns/q1", "q", 1, 0, 50));
+  s.Upsert(AdmittedGpuWorkload("ns/q2", "q", 3, 0, 10, 60));
+  s.Upsert(GpuWorkload("ns/p", "a", 3, 1));
   EXPECT_TRUE(s.Pass().admitted.empty());
   s.SetNow(100);
   const Decisions d = s.Pass();
@@ -419,35 +412,17 @@ TEST(IncrementalSchedulerTest, DecidesAgainWhenTheTimeIsFirstKnown) {
 // each holds. A part whose last decisions preempted is decided again when time passes.
 TEST(IncrementalSchedulerTest, DecidesVictimsAgainWhenTimePasses) {
   IncrementalScheduler s;
-  ResourceGroupSpec group;
-  group.covered_resources = {"nvidia.com/gpu"};
-  group.flavors = {FlavorQuotaSpec{"gpu", {QuotaSpec{"nvidia.com/gpu", 6 * kUnit, std::nullopt, std::nullopt}}}};
   ClusterQueueSpec q;
   q.name = "team";
-  q.resource_groups = {group};
+  q.resource_groups = GpuQuota(6);
   q.within_cluster_queue = WithinClusterQueue::kLowerPriority;
   s.SetQueues({FlavorSpec{"gpu", {}, {}}}, {}, {q});
-  auto workload = [](const std::string& key, int64_t gpus, int32_t priority, std::optional<int64_t> admitted_at) {
-    WorkloadSpec w;
-    w.key = key;
-    w.cluster_queue = "team";
-    w.priority = priority;
-    PodSetSpec ps;
-    ps.per_pod["nvidia.com/gpu"] = gpus * kUnit;
-    w.pod_sets = {ps};
-    if (admitted_at) {
-      w.admission =
-          AdmissionSpec{"team", {{"main", 1, {{"nvidia.com/gpu", "gpu"}}, {{"nvidia.com/gpu", gpus * kUnit}}}}};
-      w.admission_time = *admitted_at;
-    }
-    return w;
-  };
   // Taken in order of the time since each saved its work (v, u, w), then one given back: u at
   // time 10 (it would lose 5 GPU-seconds, v 2), v at time 20 (v 22, u 15).
-  s.Upsert(workload("ns/v", 2, 0, 9));
-  s.Upsert(workload("ns/u", 1, 0, 5));
-  s.Upsert(workload("ns/w", 3, 0, 0));
-  s.Upsert(workload("ns/p", 4, 1, std::nullopt));
+  s.Upsert(AdmittedGpuWorkload("ns/v", "team", 2, 0, 9));
+  s.Upsert(AdmittedGpuWorkload("ns/u", "team", 1, 0, 5));
+  s.Upsert(AdmittedGpuWorkload("ns/w", "team", 3, 0, 0));
+  s.Upsert(GpuWorkload("ns/p", "team", 4, 1));
   auto victims = [&s] {
     std::set<std::string> out;
     for (const auto& p : s.Pass().preempted) out.insert(p.workload);
