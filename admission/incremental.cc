@@ -117,11 +117,13 @@ struct IncrementalScheduler::State {
   void Attach(Stored* s);
   void Detach(Stored* s);
   Decisions Decide(Part& p, const std::vector<const Stored*>& workloads, bool ordered) const;
-  // Keeps the decisions `d` made on `from` (whose entries from `first_known` on are also
-  // `known`'s, as Waiting entries) in `p`.
+  // `text`, kept in the part's texts for workloads decided one part at a time.
   static std::string_view Intern(Part& p, std::string_view text) {
     return text.empty() ? text : std::string_view(*p.added_texts.emplace(text).first);
   }
+  // Keeps the decisions `d` made on `from` in `p`: a whole decision (`whole`) replaces the part's,
+  // others add their waiting workloads. The entries of `from` from `first_known` on are also
+  // `known`'s, as Waiting entries (copied instead of read from their specs).
   void Keep(Part& p, const std::vector<const Stored*>& from, Decisions& d, bool whole, size_t first_known = 0,
             const std::vector<Waiting>& known = {}) const;
   void DecideWhole(Part& p);
