@@ -36,6 +36,10 @@ struct Waiting {
 
 bool Before(const Waiting& a, const Waiting& b) { return InSchedulingOrder(a, b); }
 
+Waiting EntryOf(const Stored* s, std::string_view reason = {}, std::string_view message = {}) {
+  return {s->spec.priority, s->spec.creation_time, s->spec.key, s, reason, message, s->cq, s->slot};
+}
+
 // The ClusterQueues of one cohort tree (or one queue without a cohort), their workloads, what
 // changed since they were last decided, and those decisions.
 struct Part {
@@ -53,8 +57,13 @@ struct Part {
   // Waiting workloads removed (the entries of `waiting` to drop; found by address, which reads
   // no spec: those are scattered, and the lists are long).
   std::vector<const Stored*> removed;
-  // Whether a `waiting` entry is one of `removed` (sorted).
-  bool Removed(const Waiting& w) const { return std::binary_search(removed.begin(), removed.end(), w.w); }
+  void DropRemoved() {
+    if (removed.empty()) return;
+    std::sort(removed.begin(), removed.end());
+    std::erase_if(waiting,
+                  [this](const Waiting& w) { return std::binary_search(removed.begin(), removed.end(), w.w); });
+    removed.clear();
+  }
   // The last decisions (admissions and victims in their order, waiting in scheduling order).
   std::vector<AdmitDecision> admissions;
   std::vector<Waiting> admission_order;  // per admission: its workload's order (reason unused)
@@ -234,7 +243,7 @@ void IncrementalScheduler::State::Keep(Part& p, const std::vector<const Stored*>
                                        size_t first_known, const std::vector<Waiting>& known) const {
   for (AdmitDecision& a : d.admitted) {
     const Stored* s = from[a.index];
-    p.admission_order.push_back({s->spec.priority, s->spec.creation_time, s->spec.key, s, {}, {}, -1, s->slot});
+    p.admission_order.push_back(EntryOf(s));
     a.index = s->slot;
     p.admissions.push_back(std::move(a));
   }
@@ -248,8 +257,7 @@ void IncrementalScheduler::State::Keep(Part& p, const std::vector<const Stored*>
       fresh.back().message = w.message;
       continue;
     }
-    const Stored* s = from[w.index];
-    fresh.push_back({s->spec.priority, s->spec.creation_time, s->spec.key, s, w.reason, w.message, s->cq, s->slot});
+    fresh.push_back(EntryOf(from[w.index], w.reason, w.message));
   }
   if (whole) {
     p.texts = std::move(d.texts);  // (a whole decision: a deque's strings stay where they are)
@@ -273,20 +281,16 @@ void IncrementalScheduler::State::DecideWhole(Part& p) {
   // The admitted first, then the waiting in scheduling order: those listed as waiting last time
   // that are still there, merged with those added since and those admitted last time whose
   // admission the caller did not take.
-  std::vector<Waiting> listed, added;
-  listed.reserve(p.waiting.size());
-  std::sort(p.removed.begin(), p.removed.end());
-  for (const Waiting& w : p.waiting)
-    if (!p.Removed(w)) listed.push_back(w);
-  auto add = [&added](const Stored* s) {
-    if (s->member) added.push_back({s->spec.priority, s->spec.creation_time, s->spec.key, s, {}, {}, s->cq, s->slot});
-  };
-  for (const Stored* s : p.added) add(s);
-  for (const Waiting& a : p.admission_order) add(a.w);
+  p.DropRemoved();
+  std::vector<Waiting> added;
+  for (const Stored* s : p.added)
+    if (s->member) added.push_back(EntryOf(s));
+  for (const Waiting& a : p.admission_order)
+    if (a.w->member) added.push_back(EntryOf(a.w));
   std::sort(added.begin(), added.end(), Before);
   std::vector<Waiting> waiting;
-  waiting.reserve(listed.size() + added.size());
-  std::merge(listed.begin(), listed.end(), added.begin(), added.end(), std::back_inserter(waiting), Before);
+  waiting.reserve(p.waiting.size() + added.size());
+  std::merge(p.waiting.begin(), p.waiting.end(), added.begin(), added.end(), std::back_inserter(waiting), Before);
   std::vector<const Stored*> from(p.admitted.begin(), p.admitted.end());
   from.reserve(from.size() + waiting.size());
   for (const Waiting& w : waiting) from.push_back(w.w);
@@ -297,7 +301,6 @@ void IncrementalScheduler::State::DecideWhole(Part& p) {
   p.texts.clear();
   p.added_texts.clear();
   p.added.clear();
-  p.removed.clear();
   p.whole = false;
   if (from.empty()) return;
   Decisions d = Decide(p, from, true);
@@ -305,11 +308,7 @@ void IncrementalScheduler::State::DecideWhole(Part& p) {
 }
 
 bool IncrementalScheduler::State::DecideNew(Part& p) {
-  if (!p.removed.empty()) {
-    std::sort(p.removed.begin(), p.removed.end());
-    std::erase_if(p.waiting, [&p](const Waiting& w) { return p.Removed(w); });
-    p.removed.clear();
-  }
+  p.DropRemoved();
   std::vector<const Stored*> from(p.admitted.begin(), p.admitted.end());
   const size_t admitted = from.size();
   for (const Stored* s : p.added)
@@ -445,13 +444,13 @@ void IncrementalScheduler::Upsert(WorkloadSpec w) {
     slot = it->second->slot;
     st.replaced.push_back(std::move(it->second));
     it->second = std::make_unique<Stored>();
-  } else if (!st.free_slots.empty()) {
+  } else {
+    if (st.free_slots.empty()) {
+      st.free_slots.push_back(static_cast<uint32_t>(st.slots.size()));
+      st.slots.push_back(nullptr);
+    }
     slot = st.free_slots.back();
     st.free_slots.pop_back();
-    it = st.by_key.emplace(w.key, std::make_unique<Stored>()).first;
-  } else {
-    slot = static_cast<uint32_t>(st.slots.size());
-    st.slots.push_back(nullptr);
     it = st.by_key.emplace(w.key, std::make_unique<Stored>()).first;
   }
   Stored* s = it->second.get();
@@ -498,14 +497,12 @@ Decisions IncrementalScheduler::Pass(const ScheduleLimits& limits) {
     // (The parts are decided whole once they are used again; until then they only keep which
     // waiting workloads they hold, in `waiting` and `added`.)
     for (Part& p : st.parts) {
-      std::sort(p.removed.begin(), p.removed.end());
-      std::erase_if(p.waiting, [&p](const Waiting& w) { return p.Removed(w); });
+      p.DropRemoved();
       for (const Waiting& a : p.admission_order) p.added.push_back(a.w);
       std::erase_if(p.added, [](const Stored* w) { return !w->member; });
       p.admissions.clear();
       p.admission_order.clear();
       p.preemptions.clear();
-      p.removed.clear();
       p.whole = true;
     }
     st.replaced.clear();
