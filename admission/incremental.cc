@@ -104,6 +104,7 @@ struct IncrementalScheduler::State {
   std::vector<std::unique_ptr<Stored>> replaced;  // kept until the parts have let go of them
   ShapeTable shapes;                              // (its own numbers: the caller's are ignored)
   Snapshot whole_snapshot;                        // a whole-cluster pass's, which its views point into
+  Workspace whole_workspace;                      // and its memory
   std::vector<PendingDecision> recycled;          // a pending list handed back (Recycle)
   PassStats stats;
 
@@ -391,13 +392,12 @@ Decisions IncrementalScheduler::State::WholeCluster(const ScheduleLimits& limits
   whole_snapshot.admission_fair_sharing = admission_fair_sharing;
   whole_snapshot.now = now;
   std::vector<uint32_t> slot_of;
-  whole_snapshot.workloads.reserve(by_key.size());
+  whole_snapshot.workload_refs.reserve(by_key.size());
   for (const auto& [key, s] : by_key) {
-    whole_snapshot.workloads.push_back(s->spec);
+    whole_snapshot.workload_refs.push_back(&s->spec);  // (stored until the next call: the views stay good)
     slot_of.push_back(s->slot);
   }
-  Workspace workspace;
-  Decisions d = Schedule(whole_snapshot, workspace, limits);
+  Decisions d = Schedule(whole_snapshot, whole_workspace, limits);
   for (AdmitDecision& a : d.admitted) a.index = slot_of[a.index];
   for (PendingDecision& p : d.pending) p.index = slot_of[p.index];
   return d;
@@ -435,7 +435,7 @@ void IncrementalScheduler::SetNow(int64_t now) {
   }
 }
 
-void IncrementalScheduler::Upsert(WorkloadSpec w) {
+uint32_t IncrementalScheduler::Upsert(WorkloadSpec w) {
   State& st = *state_;
   auto it = st.by_key.find(w.key);
   uint32_t slot;
@@ -459,6 +459,7 @@ void IncrementalScheduler::Upsert(WorkloadSpec w) {
   s->slot = slot;
   st.slots[slot] = s;
   st.Attach(s);
+  return slot;
 }
 
 void IncrementalScheduler::Remove(std::string_view key) {

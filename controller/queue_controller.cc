@@ -326,8 +326,7 @@ void QueueController::Pass() {
   assumed_.HoldEvicted(snapshot_builder_);
   preemption_hold_.HoldReleased(snapshot_builder_, s.times.start);
   checkpoints_.MarkOpen(snapshot_builder_);
-  admission::Decisions d = admission::Schedule(snapshot_builder_.snapshot(), workspace_,
-                                               admission::ScheduleLimits{tuning_.max_changes_per_pass});
+  admission::Decisions d = engine_.Decide(snapshot_builder_, admission::ScheduleLimits{tuning_.max_changes_per_pass});
   // (The last admission's victims may take the pass past the limit.)
   s.deferred = admission::KeepFirstAdmissions(d, tuning_.max_changes_per_pass);
   s.withdrawn = WithdrawUnsentAdmissions(d);
@@ -387,6 +386,16 @@ void QueueController::Log(const admission::Decisions& d) const {
   }
 }
 
+std::string QueueController::EngineSummary() const {
+  const IncrementalPass::Stats& e = engine_.last();
+  if (e.whole) return "the whole cluster decided (fair sharing or budget pools in use)";
+  return std::to_string(e.fed) + " workloads fed to the engine and " + std::to_string(e.removed) + " removed; " +
+         (e.engine.whole
+              ? std::string("the whole cluster decided")
+              : std::to_string(e.engine.decided) + " of " + std::to_string(e.engine.parts) +
+                    " cohort trees decided again, " + std::to_string(e.engine.new_only) + " only for new workloads");
+}
+
 void QueueController::Finish(admission::Decisions&& d, const PassSummary& s) {
   // Idle: no workload waits for quota (those pending for another reason, such as a flavor that
   // does not exist or more than the quota can ever give, wait for a change of spec, which is
@@ -402,7 +411,7 @@ void QueueController::Finish(admission::Decisions&& d, const PassSummary& s) {
                     " waiting for quota), " + std::to_string(assumed_.size()) + " writes not seen back yet, " +
                     std::to_string(s.pending_writes) + " pending reasons, " + std::to_string(s.queue_writes) +
                     " queue statuses; after " + ms(batch_waited_) + " ms of batch and " + ms(writer_waited_) +
-                    " ms waiting for the writer; took " + ms(clock_.Now() - s.times.start) + " ms");
+                    " ms waiting for the writer; took " + ms(clock_.Now() - s.times.start) + " ms; " + EngineSummary());
   std::lock_guard<std::mutex> l(mu_);
   ++stats_.passes;
   stats_.admitted += static_cast<int64_t>(d.admitted.size());
@@ -410,7 +419,7 @@ void QueueController::Finish(admission::Decisions&& d, const PassSummary& s) {
   stats_.pending_first += s.pending_first;
   stats_.pending_new_reason += s.pending_new_reason;
   stats_.pending_new_message += s.pending_new_message;
-  workspace_.Recycle(std::move(d));
+  engine_.Recycle(std::move(d));
 }
 
 }  // namespace rota::controller

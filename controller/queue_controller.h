@@ -33,6 +33,7 @@
 #include "run_config.h"
 #include "scheduling/assumed_admissions.h"
 #include "scheduling/heartbeat.h"
+#include "scheduling/incremental_pass.h"
 #include "scheduling/pacing.h"
 #include "scheduling/pass_trigger.h"
 #include "scheduling/pending_reasons.h"
@@ -136,6 +137,7 @@ class QueueController {
   void ApplyToSnapshot(const admission::Decisions& d, const HeldPreemptions& held, const std::vector<Drained>& drained,
                        int64_t now);
   void Log(const admission::Decisions& d) const;
+  std::string EngineSummary() const;  // what the engine did in the pass, for its debug line
   struct PassSummary;
   void Finish(admission::Decisions&& d, const PassSummary& s);
   const api::Workload* ObjectOf(const std::string& key) const { return snapshot_builder_.Object(key); }
@@ -162,7 +164,7 @@ class QueueController {
   std::optional<QueueMetrics> queue_metrics_;  // with `metrics_`
   ApiserverBehind apiserver_;
   api::SnapshotBuilder snapshot_builder_;  // the snapshot kept between passes
-  admission::Workspace workspace_;         // the engine's memory between passes
+  IncrementalPass engine_;                 // the engine, and what it keeps between passes
 
   PassObserver* observer_ = nullptr;
   const BudgetController* budgets_ = nullptr;

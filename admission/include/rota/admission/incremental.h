@@ -51,7 +51,9 @@ class IncrementalScheduler {
   void SetNow(int64_t now);
 
   // Adds a workload, or replaces the one with the same key (pending or admitted, as `w` says).
-  void Upsert(WorkloadSpec w);
+  // Returns its slot: the number its decisions carry as their index (Pass), the same as before
+  // when it replaces one.
+  uint32_t Upsert(WorkloadSpec w);
   // Forgets a workload (finished or deleted); a key not known is ignored.
   void Remove(std::string_view key);
 

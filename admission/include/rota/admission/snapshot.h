@@ -22,6 +22,7 @@ struct Taint {
   std::string key;
   std::string value;
   TaintEffect effect = TaintEffect::kNoSchedule;
+  friend bool operator==(const Taint&, const Taint&) = default;
 };
 
 struct Toleration {
@@ -35,6 +36,7 @@ struct FlavorSpec {
   std::string name;
   std::map<std::string, std::string> node_labels;
   std::vector<Taint> node_taints;
+  friend bool operator==(const FlavorSpec&, const FlavorSpec&) = default;
 };
 
 struct QuotaSpec {
@@ -42,16 +44,19 @@ struct QuotaSpec {
   int64_t nominal = 0;
   std::optional<int64_t> borrowing_limit;  // absent: unlimited
   std::optional<int64_t> lending_limit;    // absent: all of the nominal quota may be lent
+  friend bool operator==(const QuotaSpec&, const QuotaSpec&) = default;
 };
 
 struct FlavorQuotaSpec {
   std::string flavor;
   std::vector<QuotaSpec> resources;
+  friend bool operator==(const FlavorQuotaSpec&, const FlavorQuotaSpec&) = default;
 };
 
 struct ResourceGroupSpec {
   std::vector<std::string> covered_resources;
   std::vector<FlavorQuotaSpec> flavors;  // in order of preference
+  friend bool operator==(const ResourceGroupSpec&, const ResourceGroupSpec&) = default;
 };
 
 struct CohortSpec {
@@ -59,6 +64,7 @@ struct CohortSpec {
   std::string parent;  // empty: a root
   std::vector<ResourceGroupSpec> resource_groups;
   int64_t fair_weight_milli = 1000;
+  friend bool operator==(const CohortSpec&, const CohortSpec&) = default;
 };
 
 enum class QueueingStrategy { kStrictFIFO, kBestEffortFIFO };
@@ -89,6 +95,7 @@ struct ClusterQueueSpec {
   // another queue of the cohort (reclaim).
   int64_t preempt_min_runtime = 0;
   int64_t reclaim_min_runtime = 0;
+  friend bool operator==(const ClusterQueueSpec&, const ClusterQueueSpec&) = default;
 };
 
 struct NodeSelectorRequirement {
