@@ -21,6 +21,9 @@ struct Stored {
   size_t part = 0;
   bool member = false;  // still in its part (false once removed or replaced)
   int32_t cq = -1;      // its ClusterQueue's number (QueueInfo), or -1
+  // Its shape, when waiting workloads of its queue, priority and tier with this shape are
+  // decided alike (Alike); 0 otherwise.
+  uint32_t alike = 0;
 };
 
 // A waiting workload's decision as its part keeps it.
@@ -32,13 +35,35 @@ struct Waiting {
   std::string_view reason, message;  // into the part's texts, a stored spec, or static text
   int32_t cq;                        // for its position: its ClusterQueue's number, or -1
   uint32_t slot;                     // (copied: the passes over thousands of these read no spec)
+  uint32_t alike;                    // Stored::alike
+  bool may_preempt;
 };
 
 bool Before(const Waiting& a, const Waiting& b) { return InSchedulingOrder(a, b); }
 
 Waiting EntryOf(const Stored* s, std::string_view reason = {}, std::string_view message = {}) {
-  return {s->spec.priority, s->spec.creation_time, s->spec.key, s, reason, message, s->cq, s->slot};
+  return {s->spec.priority, s->spec.creation_time, s->spec.key, s, reason, message, s->cq, s->slot,
+          s->alike,         s->spec.may_preempt};
 }
+
+// Waiting workloads of one ClusterQueue that are decided alike in a part that admits nothing:
+// the same shape (pod sets and tier), priority and may_preempt, and nothing else of theirs that
+// the engine reads (Stored::alike). Against the same quota, the engine gives them the same
+// reason and message (as its own look-alike memo does within a pass).
+struct AlikeKey {
+  int32_t cq;
+  uint32_t shape;
+  int32_t priority;
+  bool may_preempt;
+  friend bool operator==(const AlikeKey&, const AlikeKey&) = default;
+};
+struct AlikeHash {
+  size_t operator()(const AlikeKey& k) const {
+    return std::hash<uint64_t>()((uint64_t{k.shape} << 32 | static_cast<uint32_t>(k.cq)) * 31 +
+                                 static_cast<uint32_t>(k.priority) * 2 + k.may_preempt);
+  }
+};
+AlikeKey AlikeOf(const Waiting& w) { return {w.cq, w.alike, w.priority, w.may_preempt}; }
 
 // The ClusterQueues of one cohort tree (or one queue without a cohort), their workloads, what
 // changed since they were last decided, and those decisions.
@@ -64,6 +89,8 @@ struct Part {
                   [this](const Waiting& w) { return std::binary_search(removed.begin(), removed.end(), w.w); });
     removed.clear();
   }
+  // Drops the removed and merges in `fresh` (in scheduling order), in one pass over `waiting`.
+  void MergeIn(const std::vector<Waiting>& fresh);
   // The last decisions (admissions and victims in their order, waiting in scheduling order).
   std::vector<AdmitDecision> admissions;
   std::vector<Waiting> admission_order;  // per admission: its workload's order (reason unused)
@@ -73,15 +100,47 @@ struct Part {
   // since, kept once each (look-alikes share their reasons).
   std::deque<std::string> texts;
   std::unordered_set<std::string> added_texts;
+  // While it stays quiet: the decision of each kind of look-alike among `waiting` (once known).
+  struct Said {
+    std::string_view reason, message;
+  };
+  std::unordered_map<AlikeKey, Said, AlikeHash> alikes;
+  bool alikes_known = false;
+  template <typename It>
+  void LearnAlikes(It from, It to) {
+    for (; from != to; ++from)
+      if (from->alike) alikes.try_emplace(AlikeOf(*from), Said{from->reason, from->message});
+  }
+  std::vector<Waiting> spare;  // the memory of an earlier `waiting`, for the next one
 
   bool Quiet() const { return admissions.empty() && preemptions.empty(); }
   bool Changed() const { return whole || !added.empty() || !removed.empty(); }
 };
 
+void Part::MergeIn(const std::vector<Waiting>& fresh) {
+  std::sort(removed.begin(), removed.end());
+  auto gone = [this](const Waiting& w) {
+    return !removed.empty() && std::binary_search(removed.begin(), removed.end(), w.w);
+  };
+  std::vector<Waiting>& merged = spare;
+  merged.clear();
+  merged.reserve(waiting.size() + fresh.size());
+  auto f = fresh.begin();
+  for (const Waiting& w : waiting) {
+    if (gone(w)) continue;
+    for (; f != fresh.end() && Before(*f, w); ++f) merged.push_back(*f);
+    merged.push_back(w);
+  }
+  merged.insert(merged.end(), f, fresh.end());
+  waiting.swap(merged);
+  removed.clear();
+}
+
 struct QueueInfo {
   size_t part = 0;
   int32_t number = 0;
   bool strict = false;
+  bool by_creation = false;  // preemption within it compares creation times
 };
 
 }  // namespace
@@ -131,11 +190,11 @@ struct IncrementalScheduler::State {
   static std::string_view Intern(Part& p, std::string_view text) {
     return text.empty() ? text : std::string_view(*p.added_texts.emplace(text).first);
   }
-  // Keeps the decisions `d` made on `from` in `p`: a whole decision (`whole`) replaces the part's,
-  // others add their waiting workloads. The entries of `from` from `first_known` on are also
-  // `known`'s, as Waiting entries (copied instead of read from their specs).
-  void Keep(Part& p, const std::vector<const Stored*>& from, Decisions& d, bool whole, size_t first_known = 0,
-            const std::vector<Waiting>& known = {}) const;
+  // Keeps the decisions `d` made on `from` as the part's. The entries of `from` from
+  // `first_known` on are also `known`'s, as Waiting entries (copied instead of read from their
+  // specs).
+  void Keep(Part& p, const std::vector<const Stored*>& from, Decisions& d, size_t first_known,
+            const std::vector<Waiting>& known) const;
   void DecideWhole(Part& p);
   bool DecideNew(Part& p);
   Decisions Merge();
@@ -192,7 +251,8 @@ void IncrementalScheduler::State::MakeParts() {
     p.min_runtime = p.min_runtime || q.preempt_min_runtime > 0 || q.reclaim_min_runtime > 0;
     duplicate_queues = duplicate_queues || !names.insert(q.name).second;
     queue_info[q.name] = {it->second, static_cast<int32_t>(queue_info.size()),
-                          q.queueing_strategy == QueueingStrategy::kStrictFIFO};
+                          q.queueing_strategy == QueueingStrategy::kStrictFIFO,
+                          q.within_cluster_queue == WithinClusterQueue::kLowerOrNewerEqualPriority};
   }
   for (const auto& c : cohorts) {
     auto it = part_of_class.find(classes.Find("c/" + c.name));
@@ -207,6 +267,10 @@ void IncrementalScheduler::State::Attach(Stored* s) {
   s->member = true;
   auto q = queue_info.find(s->spec.cluster_queue);
   s->cq = q == queue_info.end() ? -1 : q->second.number;
+  const WorkloadSpec& w = s->spec;
+  const bool alike = q != queue_info.end() && !q->second.by_creation && !w.admission && !w.evicted &&
+                     w.inadmissible_reason.empty() && w.budget_charges.empty() && w.fair_queue < 0;
+  s->alike = alike ? w.shape : 0;
   Part& p = parts[s->part];
   if (s->spec.admission) {
     p.admitted.insert(s);
@@ -240,7 +304,7 @@ Decisions IncrementalScheduler::State::Decide(Part& p, const std::vector<const S
   return Schedule(snap, *p.workspace);
 }
 
-void IncrementalScheduler::State::Keep(Part& p, const std::vector<const Stored*>& from, Decisions& d, bool whole,
+void IncrementalScheduler::State::Keep(Part& p, const std::vector<const Stored*>& from, Decisions& d,
                                        size_t first_known, const std::vector<Waiting>& known) const {
   for (AdmitDecision& a : d.admitted) {
     const Stored* s = from[a.index];
@@ -249,7 +313,8 @@ void IncrementalScheduler::State::Keep(Part& p, const std::vector<const Stored*>
     p.admissions.push_back(std::move(a));
   }
   for (PreemptDecision& v : d.preempted) p.preemptions.push_back(std::move(v));
-  std::vector<Waiting> fresh;
+  std::vector<Waiting>& fresh = p.waiting;
+  fresh.clear();
   fresh.reserve(d.pending.size());
   for (const PendingDecision& w : d.pending) {
     if (w.index >= first_known && w.index - first_known < known.size()) {
@@ -260,22 +325,7 @@ void IncrementalScheduler::State::Keep(Part& p, const std::vector<const Stored*>
     }
     fresh.push_back(EntryOf(from[w.index], w.reason, w.message));
   }
-  if (whole) {
-    p.texts = std::move(d.texts);  // (a whole decision: a deque's strings stay where they are)
-  } else {
-    for (Waiting& w : fresh) {
-      w.reason = Intern(p, w.reason);
-      w.message = Intern(p, w.message);
-    }
-  }
-  if (p.waiting.empty()) {
-    p.waiting = std::move(fresh);
-    return;
-  }
-  std::vector<Waiting> merged;  // (both lists are in scheduling order)
-  merged.reserve(p.waiting.size() + fresh.size());
-  std::merge(p.waiting.begin(), p.waiting.end(), fresh.begin(), fresh.end(), std::back_inserter(merged), Before);
-  p.waiting = std::move(merged);
+  p.texts = std::move(d.texts);  // (a deque's strings stay where they are)
 }
 
 void IncrementalScheduler::State::DecideWhole(Part& p) {
@@ -301,31 +351,51 @@ void IncrementalScheduler::State::DecideWhole(Part& p) {
   p.waiting.clear();
   p.texts.clear();
   p.added_texts.clear();
+  p.alikes.clear();
+  p.alikes_known = false;
   p.added.clear();
   p.whole = false;
   if (from.empty()) return;
   Decisions d = Decide(p, from, true);
-  Keep(p, from, d, true, p.admitted.size(), waiting);
+  Keep(p, from, d, p.admitted.size(), waiting);
 }
 
 bool IncrementalScheduler::State::DecideNew(Part& p) {
-  p.DropRemoved();
+  if (!p.alikes_known) {  // (a removed workload's decision still holds for its look-alikes)
+    p.LearnAlikes(p.waiting.begin(), p.waiting.end());
+    p.alikes_known = true;
+  }
+  // New workloads with a look-alike waiting take its decision; the others are decided.
   std::vector<const Stored*> from(p.admitted.begin(), p.admitted.end());
   const size_t admitted = from.size();
-  for (const Stored* s : p.added)
-    if (s->member) from.push_back(s);  // (not one added and removed since)
-  if (from.size() == admitted) {
-    p.added.clear();
-    return true;
+  std::vector<Waiting> fresh;
+  for (const Stored* s : p.added) {
+    if (!s->member) continue;  // (added and removed since)
+    Waiting w = EntryOf(s);
+    auto it = w.alike ? p.alikes.find(AlikeOf(w)) : p.alikes.end();
+    if (it == p.alikes.end()) {
+      from.push_back(s);
+      continue;
+    }
+    w.reason = it->second.reason;
+    w.message = it->second.message;
+    fresh.push_back(w);
   }
-  Decisions d = Decide(p, from, false);
-  if (!d.admitted.empty() || !d.preempted.empty()) {
-    // The part's quota changes before some of its older workloads are considered: all again.
-    DecideWhole(p);
-    return false;
+  if (from.size() > admitted) {
+    Decisions d = Decide(p, from, false);
+    if (!d.admitted.empty() || !d.preempted.empty()) {
+      // The part's quota changes before some of its older workloads are considered: all again.
+      DecideWhole(p);
+      return false;
+    }
+    const size_t decided = fresh.size();
+    for (const PendingDecision& w : d.pending)
+      fresh.push_back(EntryOf(from[w.index], Intern(p, w.reason), Intern(p, w.message)));
+    p.LearnAlikes(fresh.begin() + static_cast<std::ptrdiff_t>(decided), fresh.end());
   }
   p.added.clear();
-  Keep(p, from, d, false);
+  std::sort(fresh.begin(), fresh.end(), Before);
+  p.MergeIn(fresh);
   return true;
 }
 

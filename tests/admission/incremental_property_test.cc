@@ -379,6 +379,47 @@ TEST(IncrementalSchedulerTest, ACriticalWorkloadsFailedPreemptionDoesNotHoldBack
   EXPECT_EQ(Dump(s.Pass()), Dump(d));
 }
 
+// A new workload that looks like one already waiting in a part that admits nothing takes its
+// decision without being decided again, but only where nothing else of theirs could tell them
+// apart: here the one that may not preempt (over a BestEffort budget) is told so, and in a queue
+// that lets workloads preempt newer ones of their priority, an older arrival preempts where the
+// newer look-alike could not.
+TEST(IncrementalSchedulerTest, LookAlikesAreDecidedAlikeOnlyWhereNothingTellsThemApart) {
+  for (const bool by_creation : {false, true}) {
+    ClusterQueueSpec q;
+    q.name = "a";
+    q.resource_groups = GpuQuota(2);
+    q.within_cluster_queue =
+        by_creation ? WithinClusterQueue::kLowerOrNewerEqualPriority : WithinClusterQueue::kLowerPriority;
+    WorkloadSpec x = AdmittedGpuWorkload("ns/x", "a", 2, by_creation ? 5 : 9, 0);
+    x.creation_time = 10;
+    WorkloadSpec waiting = GpuWorkload("ns/w", "a", 2, 5);
+    waiting.creation_time = 20;
+    WorkloadSpec arrival = GpuWorkload("ns/n", "a", 2, 5);
+    arrival.creation_time = by_creation ? 5 : 30;
+    arrival.may_preempt = by_creation;
+    Snapshot snap;
+    snap.flavors = {FlavorSpec{"gpu", {}, {}}};
+    snap.cluster_queues = {q};
+    snap.workloads = {x, waiting};
+    IncrementalScheduler s;
+    s.SetQueues(snap.flavors, {}, snap.cluster_queues);
+    for (const WorkloadSpec& w : snap.workloads) s.Upsert(w);
+    ASSERT_EQ(Dump(s.Pass()), Dump(Schedule(snap)));
+    snap.workloads.push_back(arrival);
+    s.Upsert(arrival);
+    const Decisions d = Schedule(snap);
+    if (by_creation) {
+      ASSERT_EQ(d.admitted.size(), 1u);
+      EXPECT_EQ(d.admitted[0].workload, "ns/n");
+    } else {
+      ASSERT_EQ(d.pending.size(), 2u);
+      EXPECT_NE(d.pending[0].message, d.pending[1].message);
+    }
+    EXPECT_EQ(Dump(s.Pass()), Dump(d)) << (by_creation ? "by creation" : "may not preempt");
+  }
+}
+
 // Without a time, victims are tried most recently admitted first; with one, most recently saved
 // first (a checkpoint counts). The order can decide whether a search finds room at all: once a
 // queue no longer borrows, its other workloads are not taken for a reclaim.

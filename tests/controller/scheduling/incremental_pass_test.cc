@@ -58,16 +58,20 @@ std::shared_ptr<const api::Workload> Object(const std::string& name, const Made&
   w["metadata"]["creationTimestamp"] = api::FormatTime(1'790'000'000 + m.created / 3);  // (ties: by key)
   w["spec"]["queueName"] = "l" + std::to_string(m.queue);
   w["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = m.gpus;
-  if (m.high) w["spec"]["priorityClassRef"] = {{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"},
-                                               {"name", "high"}};
+  if (m.high)
+    w["spec"]["priorityClassRef"] = {{"group", "kueue.x-k8s.io"}, {"kind", "WorkloadPriorityClass"}, {"name", "high"}};
   if (m.admitted) {
-    w["status"]["admission"] = {
-        {"clusterQueue", "q" + std::to_string(m.queue)},
-        {"podSetAssignments",
-         {{{"name", "main"}, {"count", 1}, {"flavors", {{"nvidia.com/gpu", "gpu"}}},
-           {"resourceUsage", {{"nvidia.com/gpu", std::to_string(m.gpus)}}}}}}};
-    w["status"]["conditions"] = {{{"type", "QuotaReserved"}, {"status", "True"}, {"reason", "QuotaReserved"},
-                                  {"message", ""}, {"lastTransitionTime", api::FormatTime(m.admitted_at)}}};
+    w["status"]["admission"] = {{"clusterQueue", "q" + std::to_string(m.queue)},
+                                {"podSetAssignments",
+                                 {{{"name", "main"},
+                                   {"count", 1},
+                                   {"flavors", {{"nvidia.com/gpu", "gpu"}}},
+                                   {"resourceUsage", {{"nvidia.com/gpu", std::to_string(m.gpus)}}}}}}};
+    w["status"]["conditions"] = {{{"type", "QuotaReserved"},
+                                  {"status", "True"},
+                                  {"reason", "QuotaReserved"},
+                                  {"message", ""},
+                                  {"lastTransitionTime", api::FormatTime(m.admitted_at)}}};
   }
   return std::make_shared<const api::Workload>(*api::DecodeObject<api::Workload>(w));
 }
