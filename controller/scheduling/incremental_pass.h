@@ -60,9 +60,9 @@ class IncrementalPass {
   std::vector<admission::FlavorSpec> flavors_;
   std::vector<admission::CohortSpec> cohorts_;
   std::vector<admission::ClusterQueueSpec> queues_;
-  std::vector<uint64_t> stamp_at_;                    // by snapshot place: the stamp of the entry fed from it
-  std::unordered_map<uint64_t, uint32_t> slot_of_;    // by stamp fed: the engine's slot of that entry
-  std::vector<uint32_t> place_of_;                    // by engine slot: its entry's place in the snapshot
+  std::vector<uint64_t> stamp_at_;                  // by snapshot place: the stamp of the entry fed from it
+  std::unordered_map<uint64_t, uint32_t> slot_of_;  // by stamp fed: the engine's slot of that entry
+  std::vector<uint32_t> place_of_;                  // by engine slot: its entry's place in the snapshot
   Stats stats_;
 };
 
