@@ -5,7 +5,9 @@
 # creates the scenario's queues and workloads, finishes admitted ones after their run time,
 # records time to admission and queue usage, and measures the controller process.
 #
-#   bench/kueue-bench.sh [SCENARIO...]     baseline, large-scale (default: both) or smoke
+#   bench/kueue-bench.sh [SCENARIO...]     baseline, large-scale (default: both), tenfold (ten
+#                                          times the baseline: bench/kueue/tenfold-generator.yaml)
+#                                          or smoke
 #   BENCH_CONTROLLERS="rota kueue"         which controllers to run (default: both)
 #   BENCH_OUT=DIR                          results (default: build/bench); one JSON per scenario
 #   ROTA_BIN=PATH                          the rota binary (default: build/bin/rota)
@@ -25,8 +27,8 @@ scenarios=()
 for a in "$@"; do
   case $a in
     --check) check=1 ;;
-    baseline|large-scale|smoke) scenarios+=("$a") ;;
-    *) echo "kueue-bench: unknown scenario \"$a\" (use baseline, large-scale or smoke)" >&2; exit 2 ;;
+    baseline|large-scale|tenfold|smoke) scenarios+=("$a") ;;
+    *) echo "kueue-bench: unknown scenario \"$a\" (use baseline, large-scale, tenfold or smoke)" >&2; exit 2 ;;
   esac
 done
 ((${#scenarios[@]})) || scenarios=(baseline large-scale)
@@ -42,6 +44,7 @@ for scenario in "${scenarios[@]}"; do
     smoke) config=$REPO/bench/kueue/smoke-generator.yaml; timeout=5m ;;
     baseline) config=$KUEUE/configs/baseline/generator.yaml; timeout=30m ;;
     large-scale) config=$KUEUE/configs/large-scale/generator.yaml; timeout=90m ;;
+    tenfold) config=$REPO/bench/kueue/tenfold-generator.yaml; timeout=90m ;;
   esac
   for controller in $CONTROLLERS; do
     case $controller in
