@@ -198,10 +198,14 @@ struct ClusterQueue {
   // StrictFIFO: its head did not fit, and those behind it wait (with this message).
   bool blocked = false;
   std::string_view blocked_by;
-  // A cached failed preemption search, valid while the tree is unchanged.
+  // A cached failed preemption search, valid while the tree is unchanged (FindVictims says for
+  // which later searches).
   uint64_t failed_version = ~0ull;
   int32_t failed_priority = 0;
+  int64_t failed_creation = 0;
   bool failed_preemptible = true;
+  bool failed_within_nominal = false;
+  bool failed_reusable = false;
   Needs failed_needs;
 };
 
@@ -292,6 +296,8 @@ class Scheduler {
   bool Fits(const ClusterQueue& cq, const Workload& w, const Needs& needs) const;
   bool WithinNominal(const ClusterQueue& cq, const Needs& needs) const;
   std::optional<std::vector<PreemptDecision>> FindVictims(int wi, const Needs& needs);
+  // Whether the queue's last failed victim search says that this one fails too.
+  bool FailsAsBefore(const ClusterQueue& cq, const WorkloadSpec& ws, const Needs& needs, bool within_nominal) const;
   int64_t Share(int cq_index, const Needs* extra) const;
   bool CanPreempt(const ClusterQueue& cq) const {
     return cq.spec->within_cluster_queue != WithinClusterQueue::kNever ||
@@ -814,23 +820,37 @@ int64_t Scheduler::Share(int cq_index, const Needs* extra) const {
   return static_cast<int64_t>(static_cast<Wide>(dominant) * 1000 / n.fair_weight_milli);
 }
 
+bool Scheduler::FailsAsBefore(const ClusterQueue& cq, const WorkloadSpec& ws, const Needs& needs,
+                              bool within_nominal) const {
+  // A search that failed for an unchanged tree fails again for a workload whose candidates are a
+  // subset of the failed one's, taken in the same order, and whose need is larger: a lower
+  // priority (in a queue that lets equal priorities preempt newer workloads, an equal priority
+  // only if created no earlier), a larger need of the same resources and flavors (another one
+  // may find other victims), the same tier (the critical tier must also stay within nominal
+  // quota) and the same side of the nominal quota (which decides the cohort rules that apply).
+  // Not when the failed search had evicted candidates, which go first whatever their priority
+  // (a workload of lower priority, without them, releases others first and may find room), nor
+  // under fair sharing, whose shares decide per victim whether it is taken.
+  const bool newer_equal = cq.spec->within_cluster_queue == WithinClusterQueue::kLowerOrNewerEqualPriority;
+  if (!cq.failed_reusable || cq.failed_version != tree_.TreeVersion(cq.node) || ws.priority > cq.failed_priority ||
+      (newer_equal && ws.priority == cq.failed_priority && ws.creation_time < cq.failed_creation) ||
+      ws.preemptible != cq.failed_preemptible || within_nominal != cq.failed_within_nominal ||
+      needs.size() != cq.failed_needs.size()) {
+    return false;
+  }
+  return std::all_of(cq.failed_needs.begin(), cq.failed_needs.end(), [&](const auto& fn) {
+    for (const auto& [fr, a] : needs)
+      if (fr == fn.first) return a >= fn.second;
+    return false;
+  });
+}
+
 std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const Needs& needs) {
   Workload& w = wls_[wi];
   ClusterQueue& cq = cqs_[cq_of_node_.at(w.cq)];
   const WorkloadSpec& ws = *w.spec;
-  // A search that failed for an unchanged tree fails again for a lower priority and a larger need
-  // of the same resources and flavors (another one may find other victims) in the same tier (the
-  // critical tier must also stay within nominal quota).
-  if (cq.failed_version == tree_.TreeVersion(cq.node) && ws.priority <= cq.failed_priority &&
-      ws.preemptible == cq.failed_preemptible && needs.size() == cq.failed_needs.size()) {
-    bool larger = std::all_of(cq.failed_needs.begin(), cq.failed_needs.end(), [&](const auto& fn) {
-      for (const auto& [fr, a] : needs)
-        if (fr == fn.first) return a >= fn.second;
-      return false;
-    });
-    if (larger) return std::nullopt;
-  }
   const bool within_nominal = WithinNominal(cq, needs);
+  if (FailsAsBefore(cq, ws, needs, within_nominal)) return std::nullopt;
   const int root = tree_.Root(cq.node);
   const bool fair = snap_.fair_sharing;
   const int64_t preemptor_share = fair ? Share(cq_of_node_.at(w.cq), &needs) : 0;
@@ -939,7 +959,11 @@ std::optional<std::vector<PreemptDecision>> Scheduler::FindVictims(int wi, const
     tree_.RestoreVersions(saved);  // usage is exactly as it was
     cq.failed_version = tree_.TreeVersion(cq.node);
     cq.failed_priority = ws.priority;
+    cq.failed_creation = ws.creation_time;
     cq.failed_preemptible = ws.preemptible;
+    cq.failed_within_nominal = within_nominal;
+    cq.failed_reusable = !fair && std::none_of(candidates.begin(), candidates.end(),
+                                               [&](const Candidate& c) { return wls_[c.wl].spec->evicted; });
     cq.failed_needs = needs;
     return std::nullopt;
   }

@@ -749,6 +749,45 @@ TEST(EnginePreemptionTest, CriticalTierIsNeverAVictimAndNeverBorrows) {
   EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/hi"}));
 }
 
+// A victim search that failed for one workload says nothing about a workload of lower priority
+// when the failed one could take an evicted workload, which goes first whatever its priority: x
+// takes the evicted e, then b1, after which b borrows nothing and b2 is not taken, and 11 GPUs
+// are not 12. v cannot take e, takes b1 and b2, and finds room.
+TEST(EnginePreemptionTest, AFailedSearchThatTookAnEvictedVictimDoesNotFailALowerPriority) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("a", "pool", GpuGroup({{"a100", Gpus(10)}})),
+                      Queue("b", "pool", GpuGroup({{"a100", Gpus(10)}})),
+                      Queue("d", "pool", GpuGroup({{"a100", Gpus(10)}}))};
+  s.cluster_queues[0].reclaim_within_cohort = ReclaimWithinCohort::kLowerPriority;
+  s.cluster_queues[0].borrow_within_cohort = BorrowWithinCohort::kLowerPriority;
+  WorkloadSpec evicted = Admitted("ns/e", "b", 6, 2, 3);
+  evicted.evicted = true;
+  s.workloads = {Admitted("ns/a1", "a", 100, 10, 1),        evicted,
+                 Admitted("ns/b1", "b", 0, 9, 1),           Admitted("ns/b2", "b", 0, 9, 2),
+                 Pending("ns/x", "a", 9, 5, {Pods(1, 12)}), Pending("ns/v", "a", 5, 5, {Pods(1, 12)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/v"}));
+  EXPECT_EQ(PreemptedKeys(d), (Keys{"ns/b2:InCohortReclaimWhileBorrowing", "ns/b1:InCohortReclaimWhileBorrowing"}));
+}
+
+// Nor for a workload whose need falls on the other side of its queue's nominal quota, where other
+// cohort rules apply: x fits within a's nominal quota, which may reclaim nothing, while v borrows,
+// and may take lower priorities while borrowing.
+TEST(EnginePreemptionTest, AFailedSearchWithinNominalQuotaDoesNotFailOneThatBorrows) {
+  Snapshot s;
+  s.flavors = {Flavor("a100")};
+  s.cluster_queues = {Queue("a", "pool", GpuGroup({{"a100", Gpus(10)}})),
+                      Queue("b", "pool", GpuGroup({{"a100", Gpus(10)}})),
+                      Queue("d", "pool", GpuGroup({{"a100", Gpus(10)}}))};
+  s.cluster_queues[0].borrow_within_cohort = BorrowWithinCohort::kLowerPriority;
+  s.workloads = {Admitted("ns/a1", "a", 100, 4, 1), Admitted("ns/b1", "b", 0, 11, 1), Admitted("ns/b2", "b", 0, 11, 2),
+                 Pending("ns/x", "a", 9, 5, {Pods(1, 6)}), Pending("ns/v", "a", 5, 5, {Pods(1, 7)})};
+  Decisions d = Schedule(s);
+  EXPECT_EQ(AdmittedKeys(d), (Keys{"ns/v"}));
+  EXPECT_EQ(PreemptedKeys(d), (Keys{"ns/b2:InCohortReclaimWhileBorrowing"}));
+}
+
 TEST(EnginePreemptionTest, FairSharingTakesBackFromTheLargestShare) {
   Snapshot s;
   s.fair_sharing = true;
