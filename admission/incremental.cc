@@ -313,17 +313,17 @@ void IncrementalScheduler::State::Keep(Part& p, const std::vector<const Stored*>
     p.admissions.push_back(std::move(a));
   }
   for (PreemptDecision& v : d.preempted) p.preemptions.push_back(std::move(v));
-  std::vector<Waiting>& fresh = p.waiting;
-  fresh.clear();
-  fresh.reserve(d.pending.size());
+  std::vector<Waiting>& waiting = p.waiting;
+  waiting.clear();
+  waiting.reserve(d.pending.size());
   for (const PendingDecision& w : d.pending) {
     if (w.index >= first_known && w.index - first_known < known.size()) {
-      fresh.push_back(known[w.index - first_known]);  // (copied: reading the spec costs a cache miss)
-      fresh.back().reason = w.reason;
-      fresh.back().message = w.message;
+      waiting.push_back(known[w.index - first_known]);  // (copied: reading the spec costs a cache miss)
+      waiting.back().reason = w.reason;
+      waiting.back().message = w.message;
       continue;
     }
-    fresh.push_back(EntryOf(from[w.index], w.reason, w.message));
+    waiting.push_back(EntryOf(from[w.index], w.reason, w.message));
   }
   p.texts = std::move(d.texts);  // (a deque's strings stay where they are)
 }
