@@ -388,7 +388,7 @@ void QueueController::Log(const admission::Decisions& d) const {
 
 std::string QueueController::EngineSummary() const {
   const IncrementalPass::Stats& e = engine_.last();
-  if (e.whole) return "the whole cluster decided (fair sharing or budget pools in use)";
+  if (e.whole) return "the whole cluster decided (fair sharing, budget pools or admission fair sharing in use)";
   return std::to_string(e.fed) + " workloads fed to the engine and " + std::to_string(e.removed) + " removed; " +
          (e.engine.whole
               ? std::string("the whole cluster decided")
