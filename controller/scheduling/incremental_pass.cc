@@ -91,7 +91,7 @@ void IncrementalPass::RemoveGone(const api::SnapshotBuilder& builder, const std:
     if (place < entries && builder.StampOf(place) == stamp) continue;  // moved, not changed
     slot_of_.erase(it);
     // Made again (its key fed again, into the same slot), or gone.
-    const admission::WorkloadSpec* w = slot < place_of_.size() ? engine_->Slot(slot) : nullptr;
+    const admission::WorkloadSpec* w = engine_->Slot(slot);
     if (w && !builder.Find(w->key)) {
       engine_->Remove(w->key);
       ++stats_.removed;
