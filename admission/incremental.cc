@@ -112,6 +112,10 @@ struct Part {
       if (from->alike) alikes.try_emplace(AlikeOf(*from), Said{from->reason, from->message});
   }
   std::vector<Waiting> spare;  // the memory of an earlier `waiting`, for the next one
+  // What the current pass did with it, and when it decided only new workloads, those it took
+  // into `waiting` (in scheduling order): Merge follows the cluster's order by these.
+  enum class Done { kKept, kNew, kWhole } done = Done::kWhole;
+  std::vector<Waiting> entered;
 
   bool Quiet() const { return admissions.empty() && preemptions.empty(); }
   bool Changed() const { return whole || !added.empty() || !removed.empty(); }
@@ -167,6 +171,28 @@ struct IncrementalScheduler::State {
   std::vector<PendingDecision> recycled;          // a pending list handed back (Recycle)
   PassStats stats;
 
+  // The waiting workloads of every part in scheduling order, as the last pass handed them back:
+  // the part each is in, its slot, and the generation of that slot's workload then. A pass that
+  // follows it merges in only the workloads that entered a part's list, instead of merging all
+  // the parts' lists again (see Merge). Valid while `order_valid`.
+  struct Placed {
+    uint32_t part, slot, gen;
+  };
+  std::vector<Placed> order, order_spare;
+  bool order_valid = false;
+  std::vector<uint32_t> gen_of;    // by slot: changes whenever a workload is put in it or removed
+  std::vector<uint32_t> in_order;  // by slot: the generation of its entry in `order`, 0 if none
+  std::vector<uint32_t> seen;      // by slot: the last pass that found it waiting in a part decided whole
+  uint32_t passes = 0;
+  void Bump(uint32_t slot) {
+    if (slot >= gen_of.size()) {
+      gen_of.resize(slot + 1, 0);
+      in_order.resize(slot + 1, 0);
+      seen.resize(slot + 1, 0);
+    }
+    ++gen_of[slot];
+  }
+
   bool WholeClusterOnly() const {
     return fair_sharing || !budget_pools.empty() || !admission_fair_sharing.queues.empty() || duplicate_queues;
   }
@@ -198,6 +224,10 @@ struct IncrementalScheduler::State {
   void DecideWhole(Part& p);
   bool DecideNew(Part& p);
   Decisions Merge();
+  // Appends to `out.pending` the parts' waiting workloads in scheduling order, the two ways.
+  // FollowOrder returns false (and may have appended some) where `order` does not fit the parts.
+  bool FollowOrder(Decisions& out);
+  void MergeAll(Decisions& out);
   Decisions WholeCluster(const ScheduleLimits& limits);
 };
 
@@ -241,6 +271,7 @@ void IncrementalScheduler::State::MakeParts() {
   std::map<std::string, size_t> part_of_class;
   parts.clear();
   queue_info.clear();
+  order_valid = false;
   std::unordered_set<std::string> names;
   duplicate_queues = false;
   for (const auto& q : queues) {
@@ -355,6 +386,7 @@ void IncrementalScheduler::State::DecideWhole(Part& p) {
   p.alikes_known = false;
   p.added.clear();
   p.whole = false;
+  p.done = Part::Done::kWhole;
   if (from.empty()) return;
   Decisions d = Decide(p, from, true);
   Keep(p, from, d, p.admitted.size(), waiting);
@@ -396,6 +428,8 @@ bool IncrementalScheduler::State::DecideNew(Part& p) {
   p.added.clear();
   std::sort(fresh.begin(), fresh.end(), Before);
   p.MergeIn(fresh);
+  p.entered.swap(fresh);
+  p.done = Part::Done::kNew;
   return true;
 }
 
@@ -422,8 +456,110 @@ Decisions IncrementalScheduler::State::Merge() {
     while (v < p.preemptions.size() && p.preemptions[v].preemptor == p.admissions[r.i].workload)
       out.preempted.push_back(p.preemptions[v++]);
   }
-  // Waiting workloads: the parts' lists merged in scheduling order, with places in their queues.
-  // A part's run of workloads that go before every other part's next one is taken at once.
+  out.pending.swap(recycled);
+  out.pending.clear();
+  stats.followed = order_valid && FollowOrder(out);
+  if (!stats.followed) {
+    out.pending.clear();
+    MergeAll(out);
+  }
+  return out;
+}
+
+bool IncrementalScheduler::State::FollowOrder(Decisions& out) {
+  ++passes;
+  // What entered a part's list since the last pass: the new workloads a part took in, and in a
+  // part decided whole each workload `order` does not hold (new, given back, or changed).
+  std::vector<const Waiting*> fresh;
+  std::vector<uint32_t> to_enter(parts.size(), 0);  // by part: its entries in `fresh` not yet taken
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Part& p = parts[i];
+    if (p.done == Part::Done::kNew) {
+      for (const Waiting& w : p.entered) fresh.push_back(&w);
+      to_enter[i] = static_cast<uint32_t>(p.entered.size());
+    } else if (p.done == Part::Done::kWhole) {
+      for (const Waiting& w : p.waiting) {
+        seen[w.slot] = passes;
+        if (in_order[w.slot] == gen_of[w.slot]) continue;
+        fresh.push_back(&w);
+        ++to_enter[i];
+      }
+    }
+  }
+  std::sort(fresh.begin(), fresh.end(), [](const Waiting* a, const Waiting* b) { return Before(*a, *b); });
+  // Each part's list is in scheduling order, so the cluster's order tells which list goes next.
+  // (Per part, what the walk reads for every entry, apart from the large parts.)
+  struct Cursor {
+    const Waiting* next;
+    const Waiting* end;
+    uint32_t to_enter;
+    Part::Done done;
+  };
+  std::vector<Cursor> cursors(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::vector<Waiting>& list = parts[i].waiting;
+    cursors[i] = {list.data(), list.data() + list.size(), to_enter[i], parts[i].done};
+  }
+  std::vector<int32_t> queued(queue_info.size(), 0);
+  const size_t most = order.size() + fresh.size();
+  order_spare.resize(most);
+  out.pending.resize(most);
+  Placed* placed = order_spare.data();
+  PendingDecision* pending = out.pending.data();
+  auto emit = [&](uint32_t part, const Waiting& w, uint32_t gen) {
+    *pending++ = {w.key, w.reason, w.message, w.slot, w.cq < 0 ? -1 : queued[w.cq]++};
+    *placed++ = {part, w.slot, gen};
+  };
+  auto take_fresh = [&](const Waiting& w) {
+    const auto part = static_cast<uint32_t>(w.w->part);
+    Cursor& c = cursors[part];
+    if (c.to_enter == 0 || c.next == c.end || c.next->slot != w.slot) return false;
+    --c.to_enter;
+    ++c.next;
+    in_order[w.slot] = gen_of[w.slot];
+    emit(part, w, gen_of[w.slot]);
+    return true;
+  };
+  auto f = fresh.begin();
+  for (const Placed& e : order) {
+    Cursor& c = cursors[e.part];
+    // Gone: removed or changed since, or no longer listed by a part decided whole (admitted).
+    if (c.done != Part::Done::kKept &&
+        (e.gen != gen_of[e.slot] || (c.done == Part::Done::kWhole && seen[e.slot] != passes))) {
+      if (in_order[e.slot] == e.gen) in_order[e.slot] = 0;
+      continue;
+    }
+    if (f != fresh.end()) {
+      // Its entry: in its part's list after those of the part's entering ones that go before it.
+      const Waiting* at = c.next;
+      const Waiting* end = c.end - at > c.to_enter ? at + c.to_enter + 1 : c.end;
+      while (at < end && at->slot != e.slot) ++at;
+      if (at == end) return false;
+      for (; f != fresh.end() && Before(**f, *at); ++f)
+        if (!take_fresh(**f)) return false;
+    }
+    if (c.next == c.end || c.next->slot != e.slot) return false;
+    // (The parts' lists are read in turns, too many at once for the hardware to see them as
+    // streams: the entry after next is fetched ahead.)
+    __builtin_prefetch(c.next + 2);
+    emit(e.part, *c.next++, e.gen);
+  }
+  for (; f != fresh.end(); ++f)
+    if (!take_fresh(**f)) return false;
+  for (const Cursor& c : cursors)
+    if (c.next != c.end) return false;
+  order_spare.resize(static_cast<size_t>(placed - order_spare.data()));
+  out.pending.resize(static_cast<size_t>(pending - out.pending.data()));
+  order.swap(order_spare);
+  return true;
+}
+
+void IncrementalScheduler::State::MergeAll(Decisions& out) {
+  // The parts' lists merged in scheduling order, with places in their queues. A part's run of
+  // workloads that go before every other part's next one is taken at once.
+  struct Ref {
+    size_t part, i;
+  };
   auto later = [this](const Ref& x, const Ref& y) {
     return Before(parts[y.part].waiting[y.i], parts[x.part].waiting[x.i]);
   };
@@ -433,9 +569,10 @@ Decisions IncrementalScheduler::State::Merge() {
     total += parts[p].waiting.size();
     if (!parts[p].waiting.empty()) heads.push({p, 0});
   }
-  out.pending.swap(recycled);
-  out.pending.clear();
   out.pending.reserve(total);
+  order.clear();
+  order.reserve(total);
+  std::fill(in_order.begin(), in_order.end(), 0);
   std::vector<int32_t> queued(queue_info.size(), 0);
   while (!heads.empty()) {
     Ref r = heads.top();
@@ -445,11 +582,13 @@ Decisions IncrementalScheduler::State::Merge() {
     do {
       const Waiting& w = list[r.i];
       out.pending.push_back({w.key, w.reason, w.message, w.slot, w.cq < 0 ? -1 : queued[w.cq]++});
+      order.push_back({static_cast<uint32_t>(r.part), w.slot, gen_of[w.slot]});
+      in_order[w.slot] = gen_of[w.slot];
       ++r.i;
     } while (r.i < list.size() && (!bound || Before(list[r.i], *bound)));
     if (r.i < list.size()) heads.push(r);
   }
-  return out;
+  order_valid = true;
 }
 
 Decisions IncrementalScheduler::State::WholeCluster(const ScheduleLimits& limits) {
@@ -523,6 +662,7 @@ uint32_t IncrementalScheduler::Upsert(WorkloadSpec w) {
     st.free_slots.pop_back();
     it = st.by_key.emplace(w.key, std::make_unique<Stored>()).first;
   }
+  st.Bump(slot);
   Stored* s = it->second.get();
   w.shape = st.shapes.Of(w);
   s->spec = std::move(w);
@@ -538,6 +678,7 @@ void IncrementalScheduler::Remove(std::string_view key) {
   if (it == st.by_key.end()) return;
   st.Detach(it->second.get());
   st.slots[it->second->slot] = nullptr;
+  st.Bump(it->second->slot);
   st.free_slots.push_back(it->second->slot);
   st.replaced.push_back(std::move(it->second));
   st.by_key.erase(it);
@@ -577,12 +718,14 @@ Decisions IncrementalScheduler::Pass(const ScheduleLimits& limits) {
       p.whole = true;
     }
     st.replaced.clear();
+    st.order_valid = false;
     st.stats.whole = true;
     return st.WholeCluster(limits);
   }
   size_t changes = 0;
   for (Part& p : st.parts) {
     if (!p.Changed()) {
+      p.done = Part::Done::kKept;
       ++st.stats.reused;
     } else if (p.whole || !p.Quiet()) {
       st.DecideWhole(p);
@@ -597,6 +740,7 @@ Decisions IncrementalScheduler::Pass(const ScheduleLimits& limits) {
   st.replaced.clear();  // (no part points at a replaced workload any more)
   if (limits.max_changes > 0 && changes >= limits.max_changes) {
     // The pass would stop at its limit partway through some part's workloads.
+    st.order_valid = false;
     st.stats.whole = true;
     return st.WholeCluster(limits);
   }

@@ -14,6 +14,11 @@
 // before: nothing they see has changed); only when one of them is admitted is the part decided
 // again whole. Any other change decides the part again whole.
 //
+// Every pass hands back all waiting workloads in scheduling order. The engine keeps the order it
+// handed back last time and merges into it only the workloads that entered a part's list since
+// (new, given back, or changed), so that a pass is one walk over that order rather than a merge
+// of every part's list.
+//
 // What is decided on the whole cluster every pass (as Schedule does), because it ties parts
 // together: fair sharing, budget pools and admission fair sharing. A change limit that the
 // parts' changes reach also takes the whole-cluster pass (its decisions stop partway).
@@ -82,6 +87,9 @@ class IncrementalScheduler {
     size_t new_only = 0;  // parts where only new waiting workloads were decided
     size_t decided = 0;   // parts decided again whole
     bool whole = false;   // the pass was decided on the whole cluster
+    // The waiting workloads were handed back by the last pass's order, with those that entered
+    // a part merged in (rather than by merging every part's list again).
+    bool followed = false;
   };
   const PassStats& last_pass() const;
 
