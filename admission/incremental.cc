@@ -170,6 +170,7 @@ struct IncrementalScheduler::State {
   Workspace whole_workspace;                      // and its memory
   std::vector<PendingDecision> recycled;          // a pending list handed back (Recycle)
   PassStats stats;
+  bool stopped_at_limit = false;  // the last pass was decided whole and reached its change limit
 
   // The waiting workloads of every part in scheduling order, as the last pass handed them back:
   // the part each is in, its slot, and the generation of that slot's workload then. A pass that
@@ -224,6 +225,8 @@ struct IncrementalScheduler::State {
   void DecideWhole(Part& p);
   bool DecideNew(Part& p);
   Decisions Merge();
+  // Decides the whole cluster, and leaves every part to be decided whole when next used.
+  Decisions WholeClusterFromParts(const ScheduleLimits& limits);
   // Appends to `out.pending` the parts' waiting workloads in scheduling order, the two ways.
   // FollowOrder returns false (and may have appended some) where `order` does not fit the parts.
   bool FollowOrder(Decisions& out);
@@ -591,6 +594,24 @@ void IncrementalScheduler::State::MergeAll(Decisions& out) {
   order_valid = true;
 }
 
+Decisions IncrementalScheduler::State::WholeClusterFromParts(const ScheduleLimits& limits) {
+  // (The parts are decided whole once they are used again; until then they only keep which
+  // waiting workloads they hold, in `waiting` and `added`.)
+  for (Part& p : parts) {
+    p.DropRemoved();
+    for (const Waiting& a : p.admission_order) p.added.push_back(a.w);
+    std::erase_if(p.added, [](const Stored* w) { return !w->member; });
+    p.admissions.clear();
+    p.admission_order.clear();
+    p.preemptions.clear();
+    p.whole = true;
+  }
+  replaced.clear();
+  order_valid = false;
+  stats.whole = true;
+  return WholeCluster(limits);
+}
+
 Decisions IncrementalScheduler::State::WholeCluster(const ScheduleLimits& limits) {
   whole_snapshot = Snapshot{};
   whole_snapshot.flavors = flavors;
@@ -607,6 +628,7 @@ Decisions IncrementalScheduler::State::WholeCluster(const ScheduleLimits& limits
     slot_of.push_back(s->slot);
   }
   Decisions d = Schedule(whole_snapshot, whole_workspace, limits);
+  stopped_at_limit = limits.max_changes > 0 && d.admitted.size() + d.preempted.size() >= limits.max_changes;
   for (AdmitDecision& a : d.admitted) a.index = slot_of[a.index];
   for (PendingDecision& p : d.pending) p.index = slot_of[p.index];
   return d;
@@ -705,23 +727,9 @@ Decisions IncrementalScheduler::Pass(const ScheduleLimits& limits) {
   State& st = *state_;
   st.stats = PassStats{};
   st.stats.parts = st.parts.size();
-  if (st.WholeClusterOnly()) {
-    // (The parts are decided whole once they are used again; until then they only keep which
-    // waiting workloads they hold, in `waiting` and `added`.)
-    for (Part& p : st.parts) {
-      p.DropRemoved();
-      for (const Waiting& a : p.admission_order) p.added.push_back(a.w);
-      std::erase_if(p.added, [](const Stored* w) { return !w->member; });
-      p.admissions.clear();
-      p.admission_order.clear();
-      p.preemptions.clear();
-      p.whole = true;
-    }
-    st.replaced.clear();
-    st.order_valid = false;
-    st.stats.whole = true;
-    return st.WholeCluster(limits);
-  }
+  // A pass with a change limit after one that reached it is likely to reach it too: deciding the
+  // parts first would be work thrown away.
+  if (st.WholeClusterOnly() || (limits.max_changes > 0 && st.stopped_at_limit)) return st.WholeClusterFromParts(limits);
   size_t changes = 0;
   for (Part& p : st.parts) {
     if (!p.Changed()) {
@@ -744,6 +752,7 @@ Decisions IncrementalScheduler::Pass(const ScheduleLimits& limits) {
     st.stats.whole = true;
     return st.WholeCluster(limits);
   }
+  st.stopped_at_limit = false;
   return st.Merge();
 }
 
