@@ -1,6 +1,7 @@
 // Handing back the parts' decisions as one pass's: admissions in admission order with their
 // victims, and every waiting workload in scheduling order with its place in its queue.
 #include <algorithm>
+#include <cstdint>
 #include <queue>
 #include <vector>
 
@@ -117,8 +118,9 @@ bool IncrementalScheduler::State::FollowOrder(Decisions& out) {
     }
     if (c.next == c.end || c.next->slot != e.slot) return false;
     // (The parts' lists are read in turns, too many at once for the hardware to see them as
-    // streams: the entry after next is fetched ahead.)
-    __builtin_prefetch(c.next + 2);
+    // streams: the entry after next is fetched ahead. Its address is reckoned as a number, as
+    // it may lie past the list's end, where a prefetch is harmless.)
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(c.next) + 2 * sizeof(Waiting)));
     emit(e.part, *c.next++, e.gen);
   }
   for (; f != fresh.end(); ++f)
