@@ -11,6 +11,16 @@ namespace rota::admission {
 
 using incremental::Before;
 
+namespace {
+
+// A waiting workload's pending decision, at the next place in its queue (`queued`: how many of
+// each queue's are handed back so far).
+PendingDecision PendingOf(const incremental::Waiting& w, std::vector<int32_t>& queued) {
+  return {w.key, w.reason, w.message, w.slot, w.cq < 0 ? -1 : queued[w.cq]++};
+}
+
+}  // namespace
+
 Decisions IncrementalScheduler::State::Merge() {
   Decisions out;
   // Admissions: the first round's, then the rest, each in scheduling order (as Schedule admits);
@@ -46,38 +56,35 @@ Decisions IncrementalScheduler::State::Merge() {
 
 bool IncrementalScheduler::State::FollowOrder(Decisions& out) {
   ++passes;
+  // (Per part, what the walk below reads for every entry, apart from the large parts.)
+  struct Cursor {
+    const Waiting* next;
+    const Waiting* end;
+    uint32_t to_enter;  // its entries in `fresh` not yet taken
+    Part::Done done;
+  };
+  std::vector<Cursor> cursors(parts.size());
   // What entered a part's list since the last pass: the new workloads a part took in, and in a
   // part decided whole each workload `order` does not hold (new, given back, or changed).
   std::vector<const Waiting*> fresh;
-  std::vector<uint32_t> to_enter(parts.size(), 0);  // by part: its entries in `fresh` not yet taken
   for (size_t i = 0; i < parts.size(); ++i) {
     const Part& p = parts[i];
+    Cursor& c = cursors[i];
+    c = {p.waiting.data(), p.waiting.data() + p.waiting.size(), 0, p.done};
     if (p.done == Part::Done::kNew) {
       for (const Waiting& w : p.entered) fresh.push_back(&w);
-      to_enter[i] = static_cast<uint32_t>(p.entered.size());
+      c.to_enter = static_cast<uint32_t>(p.entered.size());
     } else if (p.done == Part::Done::kWhole) {
       for (const Waiting& w : p.waiting) {
         seen[w.slot] = passes;
         if (in_order[w.slot] == gen_of[w.slot]) continue;
         fresh.push_back(&w);
-        ++to_enter[i];
+        ++c.to_enter;
       }
     }
   }
   std::sort(fresh.begin(), fresh.end(), [](const Waiting* a, const Waiting* b) { return Before(*a, *b); });
   // Each part's list is in scheduling order, so the cluster's order tells which list goes next.
-  // (Per part, what the walk reads for every entry, apart from the large parts.)
-  struct Cursor {
-    const Waiting* next;
-    const Waiting* end;
-    uint32_t to_enter;
-    Part::Done done;
-  };
-  std::vector<Cursor> cursors(parts.size());
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const std::vector<Waiting>& list = parts[i].waiting;
-    cursors[i] = {list.data(), list.data() + list.size(), to_enter[i], parts[i].done};
-  }
   std::vector<int32_t> queued(queue_info.size(), 0);
   const size_t most = order.size() + fresh.size();
   order_spare.resize(most);
@@ -85,7 +92,7 @@ bool IncrementalScheduler::State::FollowOrder(Decisions& out) {
   Placed* placed = order_spare.data();
   PendingDecision* pending = out.pending.data();
   auto emit = [&](uint32_t part, const Waiting& w, uint32_t gen) {
-    *pending++ = {w.key, w.reason, w.message, w.slot, w.cq < 0 ? -1 : queued[w.cq]++};
+    *pending++ = PendingOf(w, queued);
     *placed++ = {part, w.slot, gen};
   };
   auto take_fresh = [&](const Waiting& w) {
@@ -160,7 +167,7 @@ void IncrementalScheduler::State::MergeAll(Decisions& out) {
     const Waiting* bound = heads.empty() ? nullptr : &parts[heads.top().part].waiting[heads.top().i];
     do {
       const Waiting& w = list[r.i];
-      out.pending.push_back({w.key, w.reason, w.message, w.slot, w.cq < 0 ? -1 : queued[w.cq]++});
+      out.pending.push_back(PendingOf(w, queued));
       order.push_back({static_cast<uint32_t>(r.part), w.slot, gen_of[w.slot]});
       in_order[w.slot] = gen_of[w.slot];
       ++r.i;
